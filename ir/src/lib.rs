@@ -1,0 +1,2 @@
+//! tilec's tile IR.
+pub use tilec_layout as layout;

@@ -1,0 +1,1 @@
+//! Layout algebra (issue 4).

@@ -1,0 +1,1 @@
+//! Backends (see issues 6 and 7).

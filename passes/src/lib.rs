@@ -1,0 +1,1 @@
+//! Pass library (see issue 5).
