@@ -1,2 +1,30 @@
 //! tilec's tile IR.
+//!
+//! - [`types`], [`attr`]: what values and attributes are;
+//! - [`ops`]: the catalogue of operations of the `tile` and `nvgpu` dialects;
+//! - [`body`]: modules, functions, and the arena of values, operations and blocks;
+//! - [`syntax`]: the textual format (parse and print round-trip);
+//! - [`verify`]: the verifier, with located diagnostics;
+//! - [`builder`]: constructing IR from Rust;
+//! - [`diag`]: spans and diagnostics.
+//!
+//! Layouts live in the `tilec-layout` crate, re-exported here as [`layout`].
+
 pub use tilec_layout as layout;
+
+pub mod attr;
+pub mod body;
+pub mod builder;
+pub mod diag;
+pub mod ops;
+pub mod syntax;
+pub mod types;
+pub mod verify;
+
+pub use attr::{AttrMap, Attribute};
+pub use body::{Block, BlockId, Body, Func, Module, OpId, OpSpec, Operation, Value, ValueDef};
+pub use diag::{Diagnostic, Diagnostics, SourceFile, Span};
+pub use ops::{OpDef, OpKind};
+pub use syntax::parser::{parse_module, parse_type};
+pub use syntax::printer::{print_func, print_module};
+pub use types::{Dim, MemorySpace, ScalarType, TileType, Type, VectorType};

@@ -1,0 +1,240 @@
+//! Source locations and diagnostics.
+//!
+//! Every operation, value and function keeps the [`Span`] of the text it came from. Library code returns
+//! [`Diagnostic`]s; only the CLI decides how to print them and which exit code to use. Rendering goes through
+//! `codespan-reporting`, which gives the `path:line:col: error: message` header, the source line and a caret.
+
+use std::fmt;
+use std::ops::Range;
+
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::{self, Config};
+
+/// A byte range in the source text. IR built through the builder API carries [`Span::UNKNOWN`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    /// The span of IR that did not come from text.
+    pub const UNKNOWN: Span = Span { start: u32::MAX, end: u32::MAX };
+
+    pub fn new(start: usize, end: usize) -> Span {
+        let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX - 1);
+        Span { start: clamp(start), end: clamp(end.max(start)) }
+    }
+
+    pub fn is_unknown(self) -> bool {
+        self == Span::UNKNOWN
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        if self.is_unknown() {
+            return other;
+        }
+        if other.is_unknown() {
+            return self;
+        }
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+
+    pub fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// How bad a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
+/// A secondary location or remark attached to a diagnostic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub span: Option<Span>,
+    pub message: String,
+}
+
+/// A problem found in user input, with where it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub span: Span,
+    pub message: String,
+    pub notes: Vec<Note>,
+}
+
+impl Diagnostic {
+    pub fn error(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Error, span, message: message.into(), notes: Vec::new() }
+    }
+
+    pub fn warning(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Warning, span, message: message.into(), notes: Vec::new() }
+    }
+
+    /// Adds a note without a location.
+    pub fn with_note(mut self, message: impl Into<String>) -> Diagnostic {
+        self.notes.push(Note { span: None, message: message.into() });
+        self
+    }
+
+    /// Adds a note pointing at another place in the source.
+    pub fn with_note_at(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
+        self.notes.push(Note { span: Some(span), message: message.into() });
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.severity.name(), self.message)
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+/// A named source text, for turning spans into `line:col` and printing source lines.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        SourceFile { name: name.into(), text: text.into() }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = self.clamp(offset);
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let col = self.text[line_start..offset].chars().count() + 1;
+        (line, col)
+    }
+
+    /// The largest char boundary not after `offset`, within the text.
+    fn clamp(&self, offset: usize) -> usize {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        offset
+    }
+
+    fn clamp_span(&self, span: Span) -> Range<usize> {
+        let start = self.clamp(span.start as usize);
+        let end = self.clamp(span.end as usize).max(start);
+        start..end
+    }
+
+    /// Renders diagnostics as `path:line:col: error: message`, then the source line with a caret (and notes).
+    pub fn render(&self, diagnostics: &[Diagnostic], color: bool) -> String {
+        let mut out = Vec::new();
+        for d in diagnostics {
+            self.render_one(d, color, &mut out);
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    fn render_one(&self, d: &Diagnostic, color: bool, out: &mut Vec<u8>) {
+        use std::io::Write;
+        // Header line in the compiler-standard form that editors and `FileCheck` understand.
+        let header = if d.span.is_unknown() {
+            format!("{}: {}: {}", self.name, d.severity.name(), d.message)
+        } else {
+            let (line, col) = self.line_col(d.span.start as usize);
+            format!("{}:{line}:{col}: {}: {}", self.name, d.severity.name(), d.message)
+        };
+        let _ = writeln!(out, "{header}");
+        let file = SimpleFile::new(self.name.as_str(), self.text.as_str());
+        let mut labels = Vec::new();
+        if !d.span.is_unknown() {
+            labels.push(Label::primary((), self.clamp_span(d.span)));
+        }
+        let mut plain_notes = Vec::new();
+        for note in &d.notes {
+            match note.span {
+                Some(span) if !span.is_unknown() => {
+                    labels.push(Label::secondary((), self.clamp_span(span)).with_message(note.message.clone()))
+                }
+                _ => plain_notes.push(format!("note: {}", note.message)),
+            }
+        }
+        if labels.is_empty() {
+            for note in plain_notes {
+                let _ = writeln!(out, "  = {note}");
+            }
+            return;
+        }
+        let severity = match d.severity {
+            Severity::Error => codespan_reporting::diagnostic::Severity::Error,
+            Severity::Warning => codespan_reporting::diagnostic::Severity::Warning,
+            Severity::Note => codespan_reporting::diagnostic::Severity::Note,
+        };
+        let body = CsDiagnostic::new(severity).with_labels(labels).with_notes(plain_notes);
+        let config = Config { before_label_lines: 0, after_label_lines: 0, ..Config::default() };
+        let mut buffer = if color {
+            term::termcolor::Buffer::ansi()
+        } else {
+            term::termcolor::Buffer::no_color()
+        };
+        // codespan prints its own header line; we print ours above and keep only the snippet below it.
+        if term::emit(&mut buffer, &config, &file, &body).is_ok() {
+            let text = String::from_utf8_lossy(buffer.as_slice()).into_owned();
+            let snippet: Vec<&str> = text.lines().skip(1).collect();
+            let _ = writeln!(out, "{}", snippet.join("\n"));
+        }
+    }
+}
+
+/// Several diagnostics, as an error value.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    pub fn has_errors(&self) -> bool {
+        self.0.iter().any(Diagnostic::is_error)
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in &self.0 {
+            writeln!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+impl From<Diagnostic> for Diagnostics {
+    fn from(d: Diagnostic) -> Diagnostics {
+        Diagnostics(vec![d])
+    }
+}

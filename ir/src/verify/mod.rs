@@ -1,0 +1,232 @@
+//! The verifier: structural rules (terminators, scoping, region shapes) and the rules of each op, checked on
+//! the whole module so that every problem is reported, each at the op it concerns.
+//!
+//! The per-op rules live beside their dialect: [`tile`] and [`nvgpu`].
+
+mod nvgpu;
+mod tile;
+
+use std::collections::HashSet;
+
+use crate::body::{BlockId, Func, Module, OpId, Operation, Value};
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::ops::{Arity, OpKind};
+use crate::types::{MemorySpace, ScalarType, TileType, Type, VectorType};
+
+/// Verifies a module; returns every error found.
+pub fn verify_module(module: &Module) -> Result<(), Diagnostics> {
+    let mut diags = Vec::new();
+    for func in &module.funcs {
+        diags.extend(verify_func(func));
+    }
+    if diags.is_empty() {
+        Ok(())
+    } else {
+        Err(Diagnostics(diags))
+    }
+}
+
+/// Verifies one function; returns its errors.
+pub fn verify_func(func: &Func) -> Vec<Diagnostic> {
+    let mut v = Verifier { func, diags: Vec::new(), visible: HashSet::new() };
+    for &arg in func.args() {
+        v.visible.insert(arg);
+        if let Type::Vector(_) = func.body.ty(arg) {
+            v.error(func.body.value(arg).span.to(func.span), "kernel arguments must be scalars or global tiles");
+        }
+        if let Type::Tile(t) = func.body.ty(arg) {
+            if t.space != MemorySpace::Global {
+                v.error(
+                    func.body.value(arg).span,
+                    format!("kernel argument of type '{t}' must be in global memory"),
+                );
+            }
+        }
+    }
+    v.block(func.entry, None);
+    v.diags
+}
+
+pub(crate) struct Verifier<'a> {
+    pub(crate) func: &'a Func,
+    pub(crate) diags: Vec<Diagnostic>,
+    /// Values defined so far on the path to the current op (dominance for structured control flow).
+    visible: HashSet<Value>,
+}
+
+impl<'a> Verifier<'a> {
+    pub(crate) fn error(&mut self, span: Span, message: impl Into<String>) {
+        self.diags.push(Diagnostic::error(span, message));
+    }
+
+    pub(crate) fn ty(&self, v: Value) -> &'a Type {
+        self.func.body.ty(v)
+    }
+
+    /// Checks a block: its ops in order, then that it ends with the right terminator.
+    fn block(&mut self, block: BlockId, parent: Option<OpId>) {
+        let body = &self.func.body;
+        let ops = &body.block(block).ops;
+        for &arg in &body.block(block).args {
+            self.visible.insert(arg);
+        }
+        for (i, &id) in ops.iter().enumerate() {
+            let op = body.op(id);
+            let is_last = i + 1 == ops.len();
+            if op.kind.is_terminator() && !is_last {
+                self.error(op.span, format!("'{}' must be the last operation of its block", op.kind));
+            }
+            self.operation(id, parent);
+        }
+        let last = ops.last().map(|&id| body.op(id));
+        let expected = if parent.is_some() { OpKind::Yield } else { OpKind::Return };
+        if last.map(|op| op.kind) != Some(expected) {
+            let span = match (last, parent) {
+                (Some(op), _) => op.span,
+                (None, Some(p)) => body.op(p).span,
+                (None, None) => self.func.span,
+            };
+            let place = if parent.is_some() { "a loop body" } else { "a function body" };
+            self.error(span, format!("{place} must end with '{expected}'"));
+        }
+        for &arg in &body.block(block).args {
+            self.visible.remove(&arg);
+        }
+    }
+
+    fn operation(&mut self, id: OpId, parent: Option<OpId>) {
+        let op = self.func.body.op(id);
+        // Operand structure and scoping: what the parser guarantees, builder-made IR may break.
+        let def = op.kind.def();
+        let mut structurally_ok = op.segments.len() == def.operands.len()
+            && op.segments.iter().map(|&n| n as usize).sum::<usize>() == op.operands.len();
+        if structurally_ok {
+            for (group, &n) in def.operands.iter().zip(&op.segments) {
+                let ok = match group.arity {
+                    Arity::One => n == 1,
+                    Arity::Optional => n <= 1,
+                    Arity::Variadic => true,
+                };
+                if !ok {
+                    structurally_ok = false;
+                }
+            }
+        }
+        if !structurally_ok {
+            self.error(op.span, format!("'{}' has the wrong number of operands", op.kind));
+            return;
+        }
+        for &operand in &op.operands {
+            if !self.visible.contains(&operand) {
+                self.error(op.span, format!("'{}' uses a value that is not defined before it", op.kind));
+                return;
+            }
+        }
+        match (def.results, op.results.len()) {
+            (None, 0) | (Some(Arity::One), 1) | (Some(Arity::Variadic), _) => {}
+            _ => {
+                self.error(op.span, format!("'{}' has the wrong number of results", op.kind));
+                return;
+            }
+        }
+        if op.kind.is_nvgpu() {
+            nvgpu::verify(self, op);
+        } else {
+            tile::verify(self, op, parent);
+        }
+        for &region in &op.regions {
+            self.block(region, Some(id));
+        }
+        for &result in &op.results {
+            self.visible.insert(result);
+        }
+    }
+
+    // ---- small checks shared by the dialects ------------------------------------------------------------
+
+    /// The value's type as a tile in the given memory space, or an error naming the operand.
+    pub(crate) fn tile_in(&mut self, op: &Operation, v: Value, what: &str, space: MemorySpace) -> Option<&'a TileType> {
+        match self.ty(v) {
+            Type::Tile(t) if t.space == space => Some(t),
+            other => {
+                self.error(op.span, format!("'{}' expects {what} to be a {} tile, found '{other}'", op.kind, space.name()));
+                None
+            }
+        }
+    }
+
+    pub(crate) fn vector(&mut self, op: &Operation, v: Value, what: &str) -> Option<&'a VectorType> {
+        match self.ty(v) {
+            Type::Vector(t) => Some(t),
+            other => {
+                self.error(op.span, format!("'{}' expects {what} to be a vector, found '{other}'", op.kind));
+                None
+            }
+        }
+    }
+
+    /// Every value of an index list is an `index`, and there is one per dimension (or none when `optional`).
+    pub(crate) fn indices(&mut self, op: &Operation, group: &str, rank: usize, optional: bool) {
+        let indices = op.group(group);
+        if !(indices.len() == rank || optional && indices.is_empty()) {
+            self.error(op.span, format!("'{}' needs {rank} indices, found {}", op.kind, indices.len()));
+        }
+        for &i in indices {
+            if !self.ty(i).is_index() {
+                self.error(op.span, format!("'{}' indices must be 'index', found '{}'", op.kind, self.ty(i)));
+                return;
+            }
+        }
+    }
+
+    pub(crate) fn result_type(&self, op: &Operation) -> Option<&'a Type> {
+        op.result().map(|r| self.ty(r))
+    }
+
+    /// The result is `index`.
+    pub(crate) fn index_result(&mut self, op: &Operation) {
+        if let Some(t) = self.result_type(op) {
+            if !t.is_index() {
+                self.error(op.span, format!("'{}' produces 'index', not '{t}'", op.kind));
+            }
+        }
+    }
+
+    /// A required attribute that is a keyword from a set.
+    pub(crate) fn keyword_attr(&mut self, op: &Operation, name: &str, allowed: &[&str]) -> Option<String> {
+        match op.attr(name).and_then(|a| a.as_keyword()) {
+            Some(k) if allowed.contains(&k) => Some(k.to_string()),
+            _ => {
+                self.error(op.span, format!("'{}' needs '{name}' to be one of {}", op.kind, allowed.join(", ")));
+                None
+            }
+        }
+    }
+
+    /// A required integer attribute.
+    pub(crate) fn int_attr(&mut self, op: &Operation, name: &str) -> Option<i64> {
+        match op.attr(name) {
+            Some(a) => match a.as_int() {
+                Some(n) => Some(n),
+                None => {
+                    self.error(op.span, format!("'{}' needs '{name}' to be an integer, found {}", op.kind, a.kind_name()));
+                    None
+                }
+            },
+            None => {
+                self.error(op.span, format!("'{}' needs the attribute '{name}'", op.kind));
+                None
+            }
+        }
+    }
+}
+
+/// The element types `tile.mma` and `nvgpu.mma.sync` accept, as (A/B element, accumulator element).
+pub fn mma_types_supported(ab: ScalarType, acc: ScalarType) -> bool {
+    use ScalarType::*;
+    matches!(
+        (ab, acc),
+        (F16, F32) | (F16, F16) | (BF16, F32) | (TF32, F32) | (F64, F64)
+            | (I8, I32) | (U8, I32) | (I4, I32) | (U4, I32) | (F8E4M3, F32) | (F8E5M2, F32)
+    )
+}

@@ -1,0 +1,353 @@
+//! Rules of the `tile` dialect's ops.
+
+use crate::attr::Attribute;
+use crate::body::{OpId, Operation};
+use crate::ops::OpKind;
+use crate::types::{Dim, MemorySpace, ScalarType, Type};
+use crate::verify::{mma_types_supported, Verifier};
+
+pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, parent: Option<OpId>) {
+    match op.kind {
+        OpKind::Func => v.error(op.span, "'tile.func' may only appear at the top level"),
+        OpKind::For => for_op(v, op),
+        OpKind::Yield => yield_op(v, op, parent),
+        OpKind::Return => {
+            if parent.is_some() {
+                v.error(op.span, "'tile.return' must be in the function body, not in a loop");
+            }
+        }
+        OpKind::Constant => constant(v, op),
+        OpKind::BlockId => {
+            v.keyword_attr(op, "dim", &["x", "y", "z"]);
+            v.index_result(op);
+        }
+        OpKind::Dim => dim(v, op),
+        k if k.is_binary_arith() => binary(v, op),
+        OpKind::Cmp => cmp(v, op),
+        OpKind::Select => select(v, op),
+        OpKind::Cast => cast(v, op),
+        OpKind::Splat => splat(v, op),
+        OpKind::Fill => fill(v, op),
+        OpKind::AllocShared => alloc_shared(v, op),
+        OpKind::CopyG2S => copy_g2s(v, op),
+        OpKind::CopyS2R => copy_s2r(v, op),
+        OpKind::CopyR2S => copy_from_reg(v, op, MemorySpace::Shared),
+        OpKind::CopyR2G => copy_from_reg(v, op, MemorySpace::Global),
+        OpKind::Mma => mma(v, op),
+        _ => {}
+    }
+}
+
+/// Scalars, per-thread vectors and register tiles are values; global and shared tiles are memory.
+fn is_value_type(t: &Type) -> bool {
+    match t {
+        Type::Scalar(_) | Type::Vector(_) => true,
+        Type::Tile(t) => t.space == MemorySpace::Register,
+    }
+}
+
+/// Two value types agree: equal, or register tiles of one shape and element type where a layout is missing.
+fn same_value_type(a: &Type, b: &Type) -> bool {
+    match (a, b) {
+        (Type::Tile(x), Type::Tile(y)) => {
+            x.same_shape_and_elem(y)
+                && x.space == y.space
+                && (x.layout.is_none() || y.layout.is_none() || x.layout == y.layout)
+        }
+        _ => a == b,
+    }
+}
+
+fn for_op(v: &mut Verifier<'_>, op: &Operation) {
+    for name in ["lower", "upper", "step"] {
+        if let Some(x) = op.operand(name) {
+            if !v.ty(x).is_index() {
+                v.error(op.span, format!("'tile.for' bound '{name}' must be 'index', found '{}'", v.ty(x)));
+            }
+        }
+    }
+    let Some(&region) = op.regions.first() else {
+        v.error(op.span, "'tile.for' needs a body");
+        return;
+    };
+    let body = &v.func.body;
+    let args = &body.block(region).args;
+    let inits = op.group("inits");
+    if args.len() != inits.len() + 1 || op.results.len() != inits.len() {
+        v.error(op.span, "'tile.for' needs one body argument per iter_arg plus the induction variable, and one result per iter_arg");
+        return;
+    }
+    if !body.ty(args[0]).is_index() {
+        v.error(op.span, "the induction variable of 'tile.for' must be 'index'");
+    }
+    for (i, ((&init, &arg), &result)) in inits.iter().zip(&args[1..]).zip(&op.results).enumerate() {
+        let (ti, ta, tr) = (body.ty(init), body.ty(arg), body.ty(result));
+        if !same_value_type(ti, tr) || !same_value_type(ta, tr) {
+            v.error(op.span, format!("iter_arg #{i} of 'tile.for' has initial type '{ti}' but the loop carries '{tr}'"));
+        }
+        if !is_value_type(tr) {
+            v.error(op.span, format!("'tile.for' cannot carry '{tr}': only scalars, vectors and register tiles"));
+        }
+    }
+}
+
+fn yield_op(v: &mut Verifier<'_>, op: &Operation, parent: Option<OpId>) {
+    let Some(parent) = parent.map(|p| v.func.body.op(p)) else {
+        v.error(op.span, "'tile.yield' must end a loop body; a function ends with 'tile.return'");
+        return;
+    };
+    let values = op.group("values");
+    if values.len() != parent.results.len() {
+        v.error(op.span, format!("'tile.yield' passes {} value(s), but the loop carries {}", values.len(), parent.results.len()));
+        return;
+    }
+    for (i, (&value, &result)) in values.iter().zip(&parent.results).enumerate() {
+        let (ty, expected) = (v.ty(value), v.ty(result));
+        if !same_value_type(ty, expected) {
+            v.error(op.span, format!("'tile.yield' operand #{i} has type '{ty}', but the loop carries '{expected}'"));
+        }
+    }
+}
+
+fn constant(v: &mut Verifier<'_>, op: &Operation) {
+    let Some(ty) = v.result_type(op) else { return };
+    let Some(scalar) = ty.as_scalar() else {
+        v.error(op.span, format!("'tile.constant' produces a scalar, not '{ty}'; use 'tile.fill' for tiles"));
+        return;
+    };
+    match op.attr("value") {
+        Some(value) => check_scalar_value(v, op, value, scalar),
+        None => v.error(op.span, "'tile.constant' needs a value"),
+    }
+}
+
+/// A constant fits its type: integers in range, floats only for float types, booleans for `i1`.
+fn check_scalar_value(v: &mut Verifier<'_>, op: &Operation, value: &Attribute, ty: ScalarType) {
+    let ok = match (value, ty) {
+        (Attribute::Bool(_), ScalarType::I1) => true,
+        (Attribute::Int(n), t) if t.is_integer() => {
+            let (lo, hi): (i64, i64) = match t {
+                ScalarType::I1 => (0, 1),
+                ScalarType::I4 => (-8, 7),
+                ScalarType::U4 => (0, 15),
+                ScalarType::I8 => (-128, 127),
+                ScalarType::U8 => (0, 255),
+                ScalarType::I32 => (i32::MIN as i64, i32::MAX as i64),
+                _ => (i64::MIN, i64::MAX),
+            };
+            if *n < lo || *n > hi {
+                v.error(op.span, format!("value {n} does not fit in '{t}' ({lo}..={hi})"));
+                return;
+            }
+            true
+        }
+        (Attribute::Int(_) | Attribute::Float(_), t) if t.is_float() => true,
+        _ => false,
+    };
+    if !ok {
+        v.error(op.span, format!("'{}' value {value} is not a valid '{ty}'", op.kind));
+    }
+}
+
+fn dim(v: &mut Verifier<'_>, op: &Operation) {
+    v.index_result(op);
+    let Some(source) = op.operand("source") else { return };
+    let Some(tile) = v.tile_in(op, source, "its source", MemorySpace::Global) else { return };
+    let rank = tile.rank();
+    if let Some(axis) = v.int_attr(op, "axis") {
+        if axis < 0 || axis as usize >= rank {
+            v.error(op.span, format!("axis {axis} is out of range for a rank-{rank} tile"));
+        }
+    }
+}
+
+fn binary(v: &mut Verifier<'_>, op: &Operation) {
+    let (Some(lhs), Some(rhs), Some(result)) = (op.operand("lhs"), op.operand("rhs"), v.result_type(op)) else {
+        return;
+    };
+    let (tl, tr) = (v.ty(lhs), v.ty(rhs));
+    if !same_value_type(tl, result) || !same_value_type(tr, result) {
+        v.error(op.span, format!("'{}' operands and result must have one type, found '{tl}', '{tr}' and '{result}'", op.kind));
+        return;
+    }
+    if !is_value_type(result) {
+        v.error(op.span, format!("'{}' works on scalars, vectors and register tiles, not '{result}'", op.kind));
+        return;
+    }
+    let elem = result.element_type();
+    if op.kind == OpKind::Rem && !elem.is_integer() {
+        v.error(op.span, format!("'tile.rem' needs integers, found '{elem}'"));
+    }
+    if elem == ScalarType::I1 && op.kind != OpKind::Min && op.kind != OpKind::Max {
+        v.error(op.span, format!("'{}' does not work on 'i1'", op.kind));
+    }
+}
+
+fn cmp(v: &mut Verifier<'_>, op: &Operation) {
+    v.keyword_attr(op, "predicate", &["eq", "ne", "lt", "le", "gt", "ge"]);
+    let (Some(lhs), Some(rhs), Some(result)) = (op.operand("lhs"), op.operand("rhs"), v.result_type(op)) else {
+        return;
+    };
+    let (tl, tr) = (v.ty(lhs), v.ty(rhs));
+    if tl != tr {
+        v.error(op.span, format!("'tile.cmp' compares values of one type, found '{tl}' and '{tr}'"));
+    }
+    if !tl.as_scalar().is_some() || result != &Type::Scalar(ScalarType::I1) {
+        v.error(op.span, format!("'tile.cmp' compares scalars and produces 'i1', found '{tl}' -> '{result}'"));
+    }
+}
+
+fn select(v: &mut Verifier<'_>, op: &Operation) {
+    let (Some(cond), Some(a), Some(b), Some(result)) =
+        (op.operand("cond"), op.operand("true_value"), op.operand("false_value"), v.result_type(op))
+    else {
+        return;
+    };
+    if v.ty(cond) != &Type::Scalar(ScalarType::I1) {
+        v.error(op.span, format!("'tile.select' condition must be 'i1', found '{}'", v.ty(cond)));
+    }
+    if !same_value_type(v.ty(a), result) || !same_value_type(v.ty(b), result) {
+        v.error(op.span, format!("'tile.select' choices and result must have one type, found '{}', '{}' and '{result}'", v.ty(a), v.ty(b)));
+    }
+}
+
+fn cast(v: &mut Verifier<'_>, op: &Operation) {
+    let (Some(source), Some(result)) = (op.operand("source"), v.result_type(op)) else { return };
+    let from = v.ty(source);
+    let same_shape = match (from, result) {
+        (Type::Scalar(_), Type::Scalar(_)) => true,
+        (Type::Vector(a), Type::Vector(b)) => a.shape == b.shape,
+        (Type::Tile(a), Type::Tile(b)) => a.shape == b.shape && a.space == MemorySpace::Register && b.space == MemorySpace::Register,
+        _ => false,
+    };
+    if !same_shape {
+        v.error(op.span, format!("'tile.cast' changes only the element type of a value, not '{from}' to '{result}'"));
+    }
+}
+
+fn splat(v: &mut Verifier<'_>, op: &Operation) {
+    let (Some(value), Some(result)) = (op.operand("value"), v.result_type(op)) else { return };
+    let ok = matches!(result, Type::Vector(_)) || matches!(result, Type::Tile(t) if t.space == MemorySpace::Register);
+    if !ok {
+        v.error(op.span, format!("'tile.splat' produces a register tile or a vector, not '{result}'"));
+    } else if v.ty(value) != &Type::Scalar(result.element_type()) {
+        v.error(op.span, format!("'tile.splat' of '{}' cannot produce elements of '{}'", v.ty(value), result.element_type()));
+    }
+}
+
+fn fill(v: &mut Verifier<'_>, op: &Operation) {
+    let Some(result) = v.result_type(op) else { return };
+    let ok = matches!(result, Type::Vector(_)) || matches!(result, Type::Tile(t) if t.space == MemorySpace::Register);
+    if !ok {
+        v.error(op.span, format!("'tile.fill' produces a register tile or a vector, not '{result}'"));
+        return;
+    }
+    if let Type::Tile(t) = result {
+        if t.static_shape().is_none() {
+            v.error(op.span, "'tile.fill' needs a static shape");
+        }
+    }
+    match op.attr("value") {
+        Some(value) => check_scalar_value(v, op, value, result.element_type()),
+        None => v.error(op.span, "'tile.fill' needs a value"),
+    }
+}
+
+fn alloc_shared(v: &mut Verifier<'_>, op: &Operation) {
+    let Some(result) = v.result_type(op) else { return };
+    match result {
+        Type::Tile(t) if t.space == MemorySpace::Shared => {
+            if t.static_shape().is_none() {
+                v.error(op.span, "'tile.alloc_shared' needs a static shape");
+            }
+        }
+        other => v.error(op.span, format!("'tile.alloc_shared' produces a shared tile, not '{other}'")),
+    }
+}
+
+fn copy_g2s(v: &mut Verifier<'_>, op: &Operation) {
+    let (Some(src), Some(dst)) = (op.operand("src"), op.operand("dst")) else { return };
+    let src = v.tile_in(op, src, "its source", MemorySpace::Global);
+    let dst = v.tile_in(op, dst, "its destination", MemorySpace::Shared);
+    let (Some(src), Some(dst)) = (src, dst) else { return };
+    v.indices(op, "src_indices", src.rank(), false);
+    same_elem_and_rank(v, op, src.elem, src.rank(), dst.elem, dst.rank());
+}
+
+fn copy_s2r(v: &mut Verifier<'_>, op: &Operation) {
+    let (Some(src), Some(result)) = (op.operand("src"), v.result_type(op)) else { return };
+    let Some(src) = v.tile_in(op, src, "its source", MemorySpace::Shared) else { return };
+    v.indices(op, "src_indices", src.rank(), true);
+    let Type::Tile(dst) = result else {
+        v.error(op.span, format!("'tile.copy_s2r' produces a register tile, not '{result}'"));
+        return;
+    };
+    if dst.space != MemorySpace::Register {
+        v.error(op.span, format!("'tile.copy_s2r' produces a register tile, not '{result}'"));
+        return;
+    }
+    same_elem_and_rank(v, op, src.elem, src.rank(), dst.elem, dst.rank());
+    window_fits(v, op, &src.shape, &dst.shape, op.group("src_indices").is_empty());
+}
+
+fn copy_from_reg(v: &mut Verifier<'_>, op: &Operation, space: MemorySpace) {
+    let (Some(value), Some(dst)) = (op.operand("value"), op.operand("dst")) else { return };
+    let value = v.tile_in(op, value, "the stored value", MemorySpace::Register);
+    let dst = v.tile_in(op, dst, "its destination", space);
+    let (Some(value), Some(dst)) = (value, dst) else { return };
+    v.indices(op, "dst_indices", dst.rank(), space == MemorySpace::Shared);
+    same_elem_and_rank(v, op, value.elem, value.rank(), dst.elem, dst.rank());
+    if space == MemorySpace::Shared {
+        window_fits(v, op, &dst.shape, &value.shape, op.group("dst_indices").is_empty());
+    }
+}
+
+fn same_elem_and_rank(v: &mut Verifier<'_>, op: &Operation, a: ScalarType, ra: usize, b: ScalarType, rb: usize) {
+    if a != b {
+        v.error(op.span, format!("'{}' copies between element types '{a}' and '{b}'; insert a 'tile.cast'", op.kind));
+    } else if ra != rb {
+        v.error(op.span, format!("'{}' copies between tiles of rank {ra} and {rb}", op.kind));
+    }
+}
+
+/// A window of `window` shape fits in a tile of `whole` shape (and equals it when there are no indices).
+fn window_fits(v: &mut Verifier<'_>, op: &Operation, whole: &[Dim], window: &[Dim], exact: bool) {
+    let fits = whole.iter().zip(window).all(|(w, x)| match (w, x) {
+        (Dim::Static(w), Dim::Static(x)) => if exact { x == w } else { x <= w },
+        _ => true,
+    });
+    if !fits {
+        let show = |d: &[Dim]| d.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+        let relation = if exact { "must equal" } else { "must fit in" };
+        v.error(op.span, format!("'{}' window {} {relation} the shared tile {}", op.kind, show(window), show(whole)));
+    }
+}
+
+fn mma(v: &mut Verifier<'_>, op: &Operation) {
+    let (Some(a), Some(b), Some(c), Some(result)) = (op.operand("a"), op.operand("b"), op.operand("c"), v.result_type(op)) else {
+        return;
+    };
+    let ta = v.tile_in(op, a, "A", MemorySpace::Register);
+    let tb = v.tile_in(op, b, "B", MemorySpace::Register);
+    let tc = v.tile_in(op, c, "C", MemorySpace::Register);
+    let (Some(ta), Some(tb), Some(tc)) = (ta, tb, tc) else { return };
+    let dims = |t: &crate::types::TileType| match t.static_shape().as_deref() {
+        Some(&[r, c]) => Some((r, c)),
+        _ => None,
+    };
+    let (Some((m, k)), Some((k2, n)), Some((m2, n2))) = (dims(ta), dims(tb), dims(tc)) else {
+        v.error(op.span, "'tile.mma' operands must be rank-2 tiles of static shape");
+        return;
+    };
+    if k != k2 || m != m2 || n != n2 {
+        v.error(op.span, format!("'tile.mma' shapes do not chain: A is {m}x{k}, B is {k2}x{n}, C is {m2}x{n2} (need MxK, KxN, MxN)"));
+    }
+    if ta.elem != tb.elem && !(ta.elem.is_integer() && tb.elem.is_integer() && ta.elem.bit_width() == tb.elem.bit_width()) {
+        v.error(op.span, format!("'tile.mma' needs A and B of one element type, found '{}' and '{}'", ta.elem, tb.elem));
+    } else if !mma_types_supported(ta.elem, tc.elem) {
+        v.error(op.span, format!("'tile.mma' does not support '{}' inputs with a '{}' accumulator", ta.elem, tc.elem));
+    }
+    if !same_value_type(result, &Type::Tile(tc.clone())) {
+        v.error(op.span, format!("'tile.mma' result '{result}' must have the accumulator's type '{tc}'"));
+    }
+}
