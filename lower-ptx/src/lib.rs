@@ -1,1 +1,27 @@
-//! Backends (see issues 6 and 7).
+//! tilec backends: from nvgpu-level IR to PTX.
+//!
+//! This crate holds the parts of the backends that do not depend on the shape of the IR:
+//!
+//! * [`target`]: the GPU targets tilec compiles for ([`Target`]) and optimisation levels ([`OptLevel`]).
+//! * [`ptxas`]: finding and running NVIDIA's `ptxas` to validate PTX, and parsing its `-v` resource report.
+//! * [`llvm`] (feature `llvm`): NVPTX target machines, LLVM's optimisation pipeline, PTX emission, and
+//!   typed declarations of the NVVM intrinsics (`ldmatrix`, `stmatrix`, `mma`, `cp.async`, barriers, special
+//!   registers) through inkwell.
+//! * [`mlir`] (feature `mlir`): an MLIR context with all dialects, passes and LLVM translations registered, and
+//!   the upstream `gpu`/`nvgpu` → NVVM → PTX pipeline through melior, with MLIR diagnostics returned as errors.
+//!
+//! The translation of tilec's nvgpu-level IR into LLVM IR / MLIR builds on these modules.
+//! With `--no-default-features` the crate builds without LLVM and MLIR.
+
+pub mod error;
+pub mod ptxas;
+pub mod target;
+
+#[cfg(feature = "llvm")]
+pub mod llvm;
+
+#[cfg(feature = "mlir")]
+pub mod mlir;
+
+pub use error::{Error, Result};
+pub use target::{OptLevel, Target};

@@ -1,0 +1,224 @@
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use melior::dialect::DialectRegistry;
+use melior::ir::attribute::ArrayAttribute;
+use melior::ir::operation::OperationLike;
+use melior::ir::{AttributeLike, BlockLike, Module};
+use melior::pass::PassManager;
+use melior::utility::{
+    parse_pass_pipeline, register_all_dialects, register_all_llvm_translations, register_all_passes,
+};
+use melior::Context;
+
+use crate::error::{Error, Result};
+use crate::target::{OptLevel, Target};
+
+/// The upstream pipeline from `gpu.module`s holding `nvgpu`/`gpu`/`arith`/`memref`/… ops to `gpu.binary`
+/// ops holding PTX, for `target` at `opt_level`.
+///
+/// `nvvm-attach-target` gives every `gpu.module` an `#nvvm.target<chip = "sm_XX", features = "+ptx80">`;
+/// modules should not carry a target of their own (one with a different chip would be compiled too, and
+/// [`MlirToolchain::compile_to_ptx`] keeps only the PTX for `target`).
+pub fn gpu_to_ptx_pipeline(target: Target, opt_level: OptLevel) -> String {
+    format!(
+        "builtin.module(nvvm-attach-target{{chip={chip} features={features} O={o}}},\
+         gpu.module(convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,reconcile-unrealized-casts),\
+         gpu-to-llvm,gpu-module-to-binary{{format=isa}})",
+        chip = target.chip(),
+        features = target.ptx_features(),
+        o = opt_level.as_u32(),
+    )
+}
+
+/// The PTX of one object of a `gpu.binary` op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuBinaryPtx {
+    /// The `gpu.binary`'s symbol name (the name of the `gpu.module` it was made from).
+    pub binary: String,
+    /// The object's target attribute as MLIR prints it (`#nvvm.target<chip = "sm_80", …>`).
+    pub target_attribute: String,
+    /// The PTX text.
+    pub ptx: String,
+}
+
+/// An MLIR context set up for tilec: all upstream dialects, passes and LLVM translations registered, and
+/// MLIR's diagnostics collected.
+pub struct MlirToolchain {
+    context: Context,
+    diagnostics: Rc<RefCell<Vec<String>>>,
+}
+
+impl Default for MlirToolchain {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MlirToolchain {
+    /// Creates the context and registers everything (global pass registration happens once per process).
+    pub fn new() -> Self {
+        let registry = DialectRegistry::new();
+        register_all_dialects(&registry);
+        let context = Context::new();
+        context.append_dialect_registry(&registry);
+        context.load_all_available_dialects();
+        register_all_llvm_translations(&context);
+        register_all_passes();
+
+        let diagnostics = Rc::new(RefCell::new(Vec::new()));
+        let sink = Rc::clone(&diagnostics);
+        context.attach_diagnostic_handler(move |diagnostic| {
+            let severity = match diagnostic.severity() {
+                melior::diagnostic::DiagnosticSeverity::Error => "error",
+                melior::diagnostic::DiagnosticSeverity::Warning => "warning",
+                melior::diagnostic::DiagnosticSeverity::Note => "note",
+                melior::diagnostic::DiagnosticSeverity::Remark => "remark",
+            };
+            let mut text = format!("{}: {severity}: {diagnostic}", diagnostic.location());
+            for i in 0..diagnostic.note_count() {
+                if let Ok(note) = diagnostic.note(i) {
+                    text.push_str(&format!("\n{}: note: {note}", note.location()));
+                }
+            }
+            sink.borrow_mut().push(text);
+            true // handled: MLIR prints nothing itself
+        });
+        MlirToolchain {
+            context,
+            diagnostics,
+        }
+    }
+
+    /// The MLIR context.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// Takes the diagnostics collected since the last call.
+    pub fn take_diagnostics(&self) -> Vec<String> {
+        std::mem::take(&mut *self.diagnostics.borrow_mut())
+    }
+
+    fn error(&self, message: impl Into<String>) -> Error {
+        Error::Mlir {
+            message: message.into(),
+            diagnostics: self.take_diagnostics(),
+        }
+    }
+
+    /// Parses and verifies a module from MLIR text.
+    pub fn parse_module(&self, text: &str) -> Result<Module<'_>> {
+        self.take_diagnostics();
+        let module = Module::parse(&self.context, text)
+            .ok_or_else(|| self.error("could not parse the module"))?;
+        if !module.as_operation().verify() {
+            return Err(self.error("the module does not verify"));
+        }
+        Ok(module)
+    }
+
+    /// Runs a textual pass pipeline (anchored on `builtin.module(...)`) on the module, with the verifier on.
+    pub fn run_pipeline(&self, module: &mut Module<'_>, pipeline: &str) -> Result<()> {
+        self.take_diagnostics();
+        let pass_manager = PassManager::new(&self.context);
+        pass_manager.enable_verifier(true);
+        parse_pass_pipeline(pass_manager.as_operation_pass_manager(), pipeline)
+            .map_err(|e| self.error(format!("invalid pass pipeline `{pipeline}`: {e}")))?;
+        pass_manager
+            .run(module)
+            .map_err(|e| self.error(format!("pass pipeline failed: {e}")))
+    }
+
+    /// Parses `mlir_text`, lowers it with [`gpu_to_ptx_pipeline`] and returns the PTX for `target`, one
+    /// entry per `gpu.module`.
+    pub fn compile_to_ptx(
+        &self,
+        mlir_text: &str,
+        target: Target,
+        opt_level: OptLevel,
+    ) -> Result<Vec<GpuBinaryPtx>> {
+        let mut module = self.parse_module(mlir_text)?;
+        self.run_pipeline(&mut module, &gpu_to_ptx_pipeline(target, opt_level))?;
+        let chip = format!("chip = \"{}\"", target.chip());
+        let binaries: Vec<_> = extract_gpu_binaries(&module)?
+            .into_iter()
+            .filter(|b| b.target_attribute.contains(&chip))
+            .collect();
+        if binaries.is_empty() {
+            return Err(self.error(format!(
+                "the module has no gpu.module, so no PTX for {target} came out"
+            )));
+        }
+        Ok(binaries)
+    }
+}
+
+/// Reads the PTX out of every `gpu.binary` op at the top level of `module` (after
+/// `gpu-module-to-binary{format=isa}`).
+///
+/// It reads the objects through MLIR's C API (`mlirGPUObjectAttrGetObject`), which gives the string
+/// exactly, rather than unescaping the printed `assembly = "...\0A..."` text.
+pub fn extract_gpu_binaries(module: &Module<'_>) -> Result<Vec<GpuBinaryPtx>> {
+    let mut binaries = Vec::new();
+    let mut next = module.body().first_operation();
+    while let Some(operation) = next {
+        next = operation.next_in_block();
+        if operation.name().as_string_ref().as_str().ok() != Some("gpu.binary") {
+            continue;
+        }
+        let binary = operation
+            .attribute("sym_name")
+            .ok()
+            .map(|a| a.to_string().trim_matches('"').to_string())
+            .unwrap_or_default();
+        let objects = operation
+            .attribute("objects")
+            .ok()
+            .and_then(|a| ArrayAttribute::try_from(a).ok())
+            .ok_or_else(|| Error::Mlir {
+                message: format!("gpu.binary @{binary} has no `objects` array"),
+                diagnostics: vec![],
+            })?;
+        for i in 0..objects.len() {
+            let object = objects.element(i).map_err(|e| Error::Mlir {
+                message: e.to_string(),
+                diagnostics: vec![],
+            })?;
+            let raw = object.to_raw();
+            // SAFETY: `raw` is a live attribute of `module`'s context; the accessors are only called on a
+            // `#gpu.object`, and the returned string refs point into the context's storage, copied at once.
+            let (ptx, target_attribute) = unsafe {
+                if !mlir_sys::mlirAttributeIsAGPUObjectAttr(raw) {
+                    continue;
+                }
+                let bytes = string_ref_bytes(mlir_sys::mlirGPUObjectAttrGetObject(raw)).to_vec();
+                let target =
+                    melior::ir::Attribute::from_raw(mlir_sys::mlirGPUObjectAttrGetTarget(raw));
+                (bytes, target.to_string())
+            };
+            let ptx = String::from_utf8(ptx).map_err(|_| Error::Mlir {
+                message: format!(
+                    "gpu.binary @{binary}: object {i} is not text (was format=isa used?)"
+                ),
+                diagnostics: vec![],
+            })?;
+            binaries.push(GpuBinaryPtx {
+                binary: binary.clone(),
+                target_attribute,
+                ptx,
+            });
+        }
+    }
+    Ok(binaries)
+}
+
+/// # Safety
+/// `s` must point to `s.length` readable bytes that outlive the returned slice's use.
+unsafe fn string_ref_bytes<'a>(s: mlir_sys::MlirStringRef) -> &'a [u8] {
+    if s.length == 0 {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(s.data as *const u8, s.length) }
+    }
+}
