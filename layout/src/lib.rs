@@ -1,1 +1,34 @@
-//! Layout algebra (issue 4).
+//! `tilec-layout`: one layout algebra for tensor-core fragments, ldmatrix and
+//! stmatrix patterns, shared-memory tiles and XOR swizzles.
+//!
+//! - [`LinearLayout`] ([`linear`]): linear maps over F2 between named hardware
+//!   dimensions (`register`, `lane`, `warp`, `block`, `offset`) and tile
+//!   dimensions (`row`, `col`), with `apply`, inverse lookup, `compose`,
+//!   `invert`, product, reshape and `sublayout` (after Triton's linear layouts).
+//! - [`hardware`]: every instruction-defined fragment layout, once, as data
+//!   ([`hardware_layout`], [`hardware_layout_names`]).
+//! - [`memory`] and [`swizzle`]: row/column-major tiles and CuTe-style
+//!   `Swizzle<B, M, S>` as layouts on `offset`.
+//! - [`fragment`]: gather a matrix into per-lane fragments and scatter back.
+//! - [`attr`]: [`Layout`], the attribute the IR stores, with a text syntax that
+//!   round-trips.
+//! - [`render`]: text table, JSON and SVG pictures of a layout.
+
+pub mod attr;
+pub mod error;
+mod f2;
+pub mod fragment;
+pub mod hardware;
+pub mod linear;
+pub mod memory;
+pub mod render;
+pub mod swizzle;
+
+pub use attr::{attribute_len, Layout, LayoutSyntaxError};
+pub use error::LayoutError;
+pub use fragment::{fragment_to_matrix, fragment_to_matrix_from_lanes, matrix_to_fragment, WARP_SIZE};
+pub use hardware::{hardware_layout, hardware_layout_names, hardware_layouts, ldmatrix_row_addresses, HardwareLayout};
+pub use linear::LinearLayout;
+pub use memory::{col_major, in_bytes, row_major};
+pub use render::{render_json, render_svg, render_table};
+pub use swizzle::Swizzle;
