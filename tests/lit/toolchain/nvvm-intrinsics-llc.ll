@@ -1,6 +1,7 @@
 ; Toolchain smoke: LLVM 22's NVPTX backend lowers the NVVM intrinsics tilec relies on, and ptxas accepts the result.
 ; RUN: %llc -march=nvptx64 -mcpu=sm_80 -mattr=+ptx80 %s -o - | FileCheck %s
 ; RUN: %llc -march=nvptx64 -mcpu=sm_80 -mattr=+ptx80 %s -o %t.ptx
+; REQUIRES: ptxas
 ; RUN: %ptxas -arch=sm_80 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 ; CHECK: .version 8.0

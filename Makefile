@@ -1,0 +1,90 @@
+# tilec build, demo and test entry points.
+#
+# The README's two commands are `make demo` and `make test`: each installs what is missing
+# (scripts/setup.sh: Debian's LLVM/MLIR 22 packages, ptxas from PyPI into .tools/), builds, and runs.
+
+# The demo's command line. (Refined as the CLI grows; today: parse and print the GEMM example.)
+DEMO_CMD = $(TILEC) examples/gemm.tir --emit tir
+
+# Set to 1 once `tilec --emit ptx` exists: then `make test` fails if the examples are not PTX-validated.
+REQUIRE_PTX_EXAMPLES ?= 0
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.ONESHELL:
+
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+LLVM_BIN := /usr/lib/llvm-22/bin
+CARGO_TARGET_DIR ?= $(ROOT)/target
+TILEC := $(CARGO_TARGET_DIR)/release/tilec
+PTXAS := $(ROOT)/.tools/nvcc/nvidia/cu13/bin/ptxas
+LIT := $(LLVM_BIN)/lit
+CARGO ?= cargo
+
+export CARGO_TARGET_DIR PTXAS TILEC REQUIRE_PTX_EXAMPLES
+export PATH := $(LLVM_BIN):$(CARGO_TARGET_DIR)/release:$(HOME)/.cargo/bin:$(PATH)
+
+header = printf '\n\033[1m==== %s ====\033[0m\n' "$(1)"
+
+.PHONY: help setup build demo test lit lit-only cargo-test validate-ptx clean distclean
+
+help:
+	@echo "make demo    install what is missing, build, run the demo ($(DEMO_CMD))"
+	@echo "make test    install what is missing, build, run cargo tests + lit + ptxas validation"
+	@echo "make build   cargo build --release of the workspace ($(TILEC))"
+	@echo "make lit     the lit/FileCheck suite in tests/lit"
+	@echo "make clean   remove build outputs (keeps .tools/); make distclean also removes .tools/"
+
+setup:
+	@$(call header,setup: scripts/setup.sh)
+	bash $(ROOT)/scripts/setup.sh
+
+build: setup
+	@$(call header,build: cargo build --release --workspace)
+	start=$$(date +%s)
+	$(CARGO) build --release --workspace
+	echo "build: $$(( $$(date +%s) - start )) s; tilec at $(TILEC) ($$(du -h $(TILEC) | cut -f1))"
+
+demo: build
+	@$(call header,demo: $(DEMO_CMD))
+	$(DEMO_CMD)
+
+# The test parts run one after another even when one fails; the target fails if any failed.
+test: build
+	@failed=()
+	$(MAKE) --no-print-directory cargo-test || failed+=("cargo test")
+	$(MAKE) --no-print-directory lit-only || failed+=("lit")
+	$(MAKE) --no-print-directory validate-ptx || failed+=("ptxas validation")
+	$(call header,make test: summary)
+	if [ "$${#failed[@]}" -ne 0 ]; then
+	  printf 'make test: FAILED parts: %s\n' "$${failed[*]}"; exit 1
+	fi
+	echo "make test: every part (cargo test, lit, ptxas validation) succeeded"
+
+cargo-test:
+	@$(call header,cargo test --workspace --release)
+	TILEC_REQUIRE_PTXAS=1 $(CARGO) test --workspace --release
+
+lit: build lit-only
+
+# lit fails by itself on a failing test or on an empty suite; a run where nothing passed (everything
+# UNSUPPORTED) is turned into a failure here.
+lit-only:
+	@$(call header,lit tests/lit)
+	mkdir -p $(ROOT)/.lit-out
+	$(LIT) -sv $(ROOT)/tests/lit 2>&1 | tee $(ROOT)/.lit-out/lit.log
+	if ! grep -Eq 'Passed *: *[1-9]' $(ROOT)/.lit-out/lit.log; then
+	  echo "lit: no test passed"; exit 1
+	fi
+
+validate-ptx:
+	@$(call header,ptxas validation of examples/*.tir for sm_80 and sm_90)
+	bash $(ROOT)/scripts/validate-ptx.sh
+
+clean:
+	$(CARGO) clean
+	rm -rf $(ROOT)/.lit-out $(ROOT)/out
+
+distclean: clean
+	rm -rf $(ROOT)/.tools
