@@ -15,6 +15,7 @@ pub use tilec_layout as layout;
 pub mod attr;
 pub mod body;
 pub mod builder;
+pub mod data;
 pub mod diag;
 pub mod ops;
 pub mod syntax;
