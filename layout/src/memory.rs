@@ -36,11 +36,10 @@ pub fn col_major(rows: u32, cols: u32) -> Result<LinearLayout, LayoutError> {
 /// XOR swizzles on byte addresses (CuTe's `Swizzle<3, 4, 3>` on 16-byte chunks)
 /// compose with it directly. For 8-bit elements there is no `byte` dimension.
 pub fn in_bytes(base: &LinearLayout, element_bits: u32) -> Result<LinearLayout, LayoutError> {
-    if element_bits < 8 || element_bits % 8 != 0 {
-        return Err(LayoutError::BadInput(format!("byte offsets need whole-byte elements, got {element_bits} bits")));
+    if element_bits < 8 || !element_bits.is_power_of_two() {
+        return Err(LayoutError::BadInput(format!("byte offsets need 8, 16, 32, ... bit elements, got {element_bits} bits")));
     }
     let bytes = element_bits / 8;
-    log2("byte", bytes)?;
     if bytes == 1 {
         return Ok(base.clone());
     }
