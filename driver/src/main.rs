@@ -1,1 +1,3 @@
-fn main() {}
+fn main() {
+    std::process::exit(tilec::main_with_args(std::env::args().collect()));
+}

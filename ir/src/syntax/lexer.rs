@@ -317,44 +317,33 @@ impl Lexer<'_> {
         self.push(TokenKind::Str(value), start);
     }
 
-    /// `#name` or `#name<...>` with balanced `<>` (strings inside may hold any bracket).
+    /// `#name` or `#name<...>`: the layout crate knows where its attribute ends (a `->` inside does not close it).
     fn lex_layout(&mut self, start: usize) {
-        self.pos += 1;
-        if !is_ident_start(self.peek(0)) {
-            self.error(start, self.pos, "expected a layout name after '#'");
-            return;
-        }
-        while is_ident_char(self.peek(0)) {
-            self.pos += 1;
-        }
-        if self.peek(0) == b'<' {
-            let mut depth = 0usize;
-            let mut in_string = false;
-            while self.pos < self.bytes.len() {
-                let c = self.bytes[self.pos];
-                self.pos += 1;
-                match c {
-                    b'\\' if in_string => self.pos += 1,
-                    b'"' => in_string = !in_string,
-                    b'<' if !in_string => depth += 1,
-                    b'>' if !in_string => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    _ => {}
+        match tilec_layout::attribute_len(&self.text[start..]) {
+            Ok(len) => {
+                self.pos = start + len;
+                let text = self.text[start..self.pos].to_string();
+                self.push(TokenKind::Layout(text), start);
+            }
+            Err(e) => {
+                // Skip the name so lexing goes on after it.
+                self.pos = start + 1;
+                while is_ident_char(self.peek(0)) {
+                    self.pos += 1;
+                }
+                let at = start + e.offset.min(self.text.len() - start);
+                let message = if e.message.contains("unterminated") || at >= self.text.len() {
+                    format!("unterminated layout attribute: {}", e.message)
+                } else {
+                    format!("malformed layout attribute: {}", e.message)
+                };
+                self.error(start, at.max(start + 1), message);
+                // An unterminated `#x<...` swallows the rest: skip to the end of the line.
+                while self.pos < self.bytes.len() && self.bytes[self.pos] != b'\n' {
+                    self.pos += 1;
                 }
             }
-            if depth != 0 {
-                self.error(start, self.pos.min(self.bytes.len()), "unterminated layout attribute: missing '>'");
-                return;
-            }
         }
-        let end = self.pos.min(self.bytes.len());
-        self.pos = end;
-        let text = self.text[start..end].to_string();
-        self.push(TokenKind::Layout(text), start);
     }
 }
 

@@ -1,0 +1,97 @@
+//! The command line, declared with clap.
+
+use std::fmt;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  success
+  1  user error: a diagnostic (path:line:col: error: ...) or bad usage was printed
+  2  environment error: something the machine lacks (no GPU, no ptxas)
+
+Examples:
+  tilec examples/gemm.tir --emit tir        print the parsed and verified IR
+  tilec check examples/gemm.tir             parse and verify only
+  tilec layout mma.m16n8k16.f16.a           show a hardware fragment layout";
+
+/// tilec: compile tile IR for NVIDIA tensor cores down to PTX.
+#[derive(Debug, Parser)]
+#[command(name = "tilec", version, about, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub compile: CompileArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse and verify a file; print diagnostics only.
+    Check(CheckArgs),
+    /// Show a hardware fragment layout as a table, JSON, or an SVG picture.
+    Layout(LayoutArgs),
+}
+
+/// Compile a `.tir` file (the default command).
+#[derive(Debug, Args)]
+pub struct CompileArgs {
+    /// Input file (`-` for standard input).
+    #[arg(value_name = "INPUT")]
+    pub input_path: Option<String>,
+    /// Output file (`-` for standard output). Written atomically: never partially.
+    #[arg(short = 'o', long = "output", default_value = "-", value_name = "FILE")]
+    pub output: String,
+    /// What to produce.
+    #[arg(long, value_enum, default_value_t = Emit::Tir)]
+    pub emit: Emit,
+    #[arg(skip)]
+    pub input: String,
+}
+
+/// What the compiler writes out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// The tile IR after the pipeline.
+    Tir,
+    /// The nvgpu-level IR after lowering.
+    Nvgpu,
+    /// LLVM IR with NVVM intrinsics.
+    Llvm,
+    /// MLIR (gpu + nvgpu dialects).
+    Mlir,
+    /// PTX assembly.
+    Ptx,
+}
+
+impl fmt::Display for Emit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
+        f.write_str(&name)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Input file (`-` for standard input).
+    pub input: String,
+    /// Check the diagnostics against `// expected-error {{...}}` comments in the file instead of printing them.
+    #[arg(long)]
+    pub verify_diagnostics: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LayoutArgs {
+    /// Layout name, e.g. `ldmatrix.x4`, `mma.m16n8k16.f16.a`, `wmma.m16n16k16.s8.a.row`.
+    #[arg(required_unless_present = "list")]
+    pub name: Option<String>,
+    /// List the known layout names.
+    #[arg(long, conflicts_with_all = ["json", "svg"])]
+    pub list: bool,
+    /// Print `{"name", "shape", "lanes": [[[row, col] per value] per lane]}`.
+    #[arg(long, conflicts_with = "svg")]
+    pub json: bool,
+    /// Draw the tile as an SVG grid, each cell labelled `T<lane>:V<value>`.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<String>,
+}

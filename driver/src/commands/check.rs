@@ -1,0 +1,16 @@
+//! `tilec check FILE [--verify-diagnostics]`: parse and verify, diagnostics only.
+
+use crate::cli::CheckArgs;
+use crate::error::DriverError;
+use crate::input::{parse_and_verify, read_source};
+
+/// Returns the text to print on success.
+pub fn run(args: &CheckArgs) -> Result<String, DriverError> {
+    let source = read_source(&args.input)?;
+    let module = parse_and_verify(&source)?;
+    let mut ops = 0usize;
+    for f in &module.funcs {
+        f.body.walk(f.entry, &mut |_| ops += 1);
+    }
+    Ok(format!("{}: ok ({} function(s), {ops} op(s))\n", source.name, module.funcs.len()))
+}

@@ -1,0 +1,59 @@
+//! Reading inputs (a path or `-` for stdin) and writing outputs atomically.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use tilec_ir::{Module, SourceFile};
+
+use crate::error::DriverError;
+
+/// Reads a source file, or standard input for `-`.
+pub fn read_source(path: &str) -> Result<SourceFile, DriverError> {
+    let mut bytes = Vec::new();
+    if path == "-" {
+        std::io::stdin().read_to_end(&mut bytes).map_err(|e| DriverError::io("<stdin>", &e))?;
+    } else {
+        bytes = std::fs::read(path).map_err(|e| DriverError::io(path, &e))?;
+    }
+    let name = if path == "-" { "<stdin>" } else { path };
+    // Invalid UTF-8 becomes U+FFFD, which the lexer then reports at its place.
+    let text = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Ok(SourceFile::new(name, text))
+}
+
+/// Parses and verifies a source file.
+pub fn parse_and_verify(source: &SourceFile) -> Result<Module, DriverError> {
+    let module = tilec_ir::parse_module(&source.text).map_err(|d| diagnostics(source, d.0))?;
+    tilec_ir::verify::verify_module(&module).map_err(|d| diagnostics(source, d.0))?;
+    Ok(module)
+}
+
+pub fn diagnostics(source: &SourceFile, diagnostics: Vec<tilec_ir::Diagnostic>) -> DriverError {
+    DriverError::Diagnostics { source_file: Box::new(source.clone()), diagnostics }
+}
+
+/// Writes `contents` to `path` (stdout for `-`), all or nothing: a temporary file beside the target is
+/// renamed over it, so a failure never leaves a partial output.
+pub fn write_output(path: &str, contents: &[u8]) -> Result<(), DriverError> {
+    if path == "-" {
+        let mut out = std::io::stdout().lock();
+        return out.write_all(contents).and_then(|_| out.flush()).map_err(|e| DriverError::io("<stdout>", &e));
+    }
+    let target = Path::new(path);
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let file_name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{file_name}.tilec-{}.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, target)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        DriverError::io(path, &e)
+    })
+}
