@@ -17,6 +17,7 @@ pub mod body;
 pub mod builder;
 pub mod data;
 pub mod diag;
+pub mod expect;
 pub mod ops;
 pub mod syntax;
 pub mod types;
