@@ -251,9 +251,9 @@ define_ops! {
         summary: "Per-thread load of a scalar or a vector (contiguous along the last axis) from global or shared memory.",
     }
     Store = "nvgpu.store" {
-        operands: [value: One, dst: One, indices: Variadic], results: NONE,
-        format: Some("$value , $dst[$indices] attr-dict"),
-        summary: "Per-thread store of a scalar or a vector to global or shared memory.",
+        operands: [value: One, dst: One, indices: Variadic, mask: Optional], results: NONE,
+        format: Some("$value , $dst[$indices] { if $mask }? attr-dict"),
+        summary: "Per-thread store of a scalar or a vector to global or shared memory; with `if %mask` (an `i1`), only where the mask is true.",
     }
     Barrier = "nvgpu.barrier" {
         operands: [], results: NONE, format: Some("attr-dict"),

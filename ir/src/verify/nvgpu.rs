@@ -194,6 +194,11 @@ fn store(v: &mut Verifier<'_>, op: &Operation) {
     v.indices(op, "indices", tile.rank(), false);
     let ty = v.ty(value);
     check_access(v, op, ty, tile.elem);
+    if let Some(mask) = op.operand("mask") {
+        if v.ty(mask) != &Type::Scalar(ScalarType::I1) {
+            v.error(op.span, format!("'nvgpu.store' mask must be 'i1', found '{}'", v.ty(mask)));
+        }
+    }
 }
 
 fn position(v: &mut Verifier<'_>, op: &Operation, shape: &[u64]) {
