@@ -7,6 +7,18 @@ use crate::input::{parse_and_verify, read_source};
 /// Returns the text to print on success.
 pub fn run(args: &CheckArgs) -> Result<String, DriverError> {
     let source = read_source(&args.input)?;
+    if args.verify_diagnostics {
+        // MLIR's -verify-diagnostics: the file's `// expected-error {{...}}` comments must match exactly
+        // the diagnostics produced, no more and no fewer.
+        return match tilec_ir::expect::verify_diagnostics(&source) {
+            Ok(n) => Ok(format!("{}: ok ({n} expected diagnostic(s) matched)\n", source.name)),
+            Err(mismatches) => Err(DriverError::Usage(format!(
+                "diagnostics do not match the expectations in {}:\n{}",
+                source.name,
+                mismatches.join("\n")
+            ))),
+        };
+    }
     let module = parse_and_verify(&source)?;
     let mut ops = 0usize;
     for f in &module.funcs {
