@@ -13,6 +13,8 @@
 //! The translation of tilec's nvgpu-level IR into LLVM IR / MLIR builds on these modules.
 //! With `--no-default-features` the crate builds without LLVM and MLIR.
 
+#![warn(missing_docs)]
+
 pub mod error;
 pub mod ptxas;
 pub mod target;
