@@ -18,6 +18,7 @@ pub mod builder;
 pub mod data;
 pub mod diag;
 pub mod expect;
+pub mod interp;
 pub mod ops;
 pub mod syntax;
 pub mod types;

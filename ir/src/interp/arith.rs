@@ -1,0 +1,121 @@
+//! Element-level semantics of the scalar and elementwise ops: binary arithmetic, comparison and casts.
+
+use crate::data::round_to;
+use crate::ops::OpKind;
+use crate::types::ScalarType;
+
+/// The largest magnitude an `index` may have: every integer up to it is exact in the `f64` the
+/// interpreter holds values in.
+pub(super) const INDEX_LIMIT: i128 = 1 << 53;
+
+/// Why an element operation has no result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ArithError {
+    DivisionByZero,
+    /// An `index` result beyond ±2^53.
+    IndexOverflow(i128),
+}
+
+/// A binary elementwise op (`add`, `sub`, `mul`, `div`, `rem`, `min`, `max`) on two elements of `elem`.
+pub(super) fn binary(kind: OpKind, elem: ScalarType, a: f64, b: f64) -> Result<f64, ArithError> {
+    if elem.is_float() {
+        let r = match kind {
+            OpKind::Add => a + b,
+            OpKind::Sub => a - b,
+            OpKind::Mul => a * b,
+            OpKind::Div => a / b,
+            // The verifier rejects float `rem`; give C's fmod rather than failing.
+            OpKind::Rem => a % b,
+            // `f64::min`/`max` return the non-NaN operand, as PTX `min`/`max` do.
+            OpKind::Min => a.min(b),
+            OpKind::Max => a.max(b),
+            _ => f64::NAN,
+        };
+        return Ok(round_to(elem, r));
+    }
+    // Integers: exact in i128 (values are at most 2^53 in magnitude), then wrapped to the type.
+    let (x, y) = (a as i128, b as i128);
+    let r = match kind {
+        OpKind::Add => x.wrapping_add(y),
+        OpKind::Sub => x.wrapping_sub(y),
+        OpKind::Mul => x.wrapping_mul(y),
+        OpKind::Div | OpKind::Rem if y == 0 => return Err(ArithError::DivisionByZero),
+        // Truncation toward zero, and the remainder takes the dividend's sign: Rust's `/` and `%`.
+        OpKind::Div => x.wrapping_div(y),
+        OpKind::Rem => x.wrapping_rem(y),
+        OpKind::Min => x.min(y),
+        OpKind::Max => x.max(y),
+        _ => 0,
+    };
+    wrap_int(elem, r)
+}
+
+/// Wraps an exact integer to an integer type (two's complement); `index` must stay within ±2^53.
+pub(super) fn wrap_int(elem: ScalarType, r: i128) -> Result<f64, ArithError> {
+    Ok(match elem {
+        ScalarType::I1 => f64::from(u8::from(r != 0)),
+        ScalarType::I4 => (((r & 0xf) ^ 0x8) - 0x8) as f64,
+        ScalarType::U4 => (r & 0xf) as f64,
+        ScalarType::I8 => f64::from(r as i8),
+        ScalarType::U8 => f64::from(r as u8),
+        ScalarType::I32 => f64::from(r as i32),
+        _ => {
+            if r.abs() > INDEX_LIMIT {
+                return Err(ArithError::IndexOverflow(r));
+            }
+            r as f64
+        }
+    })
+}
+
+/// `tile.cmp`: 1 when the predicate holds, else 0. Every predicate but `ne` is false on NaN.
+pub(super) fn compare(predicate: &str, a: f64, b: f64) -> Option<f64> {
+    let holds = match predicate {
+        "eq" => a == b,
+        "ne" => a != b,
+        "lt" => a < b,
+        "le" => a <= b,
+        "gt" => a > b,
+        "ge" => a >= b,
+        _ => return None,
+    };
+    Some(f64::from(u8::from(holds)))
+}
+
+/// `tile.cast` of one element: round to nearest even into floats; truncate toward zero then wrap into
+/// integers (no saturation, NaN and ±inf give 0); `x != 0` into `i1`.
+pub(super) fn cast(to: ScalarType, x: f64) -> Result<f64, ArithError> {
+    if to == ScalarType::Index {
+        let t = if x.is_finite() { x.trunc() } else { 0.0 };
+        if t.abs() > INDEX_LIMIT as f64 {
+            return Err(ArithError::IndexOverflow(t as i128));
+        }
+        return Ok(t);
+    }
+    Ok(round_to(to, x))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_division_truncates_and_wraps() {
+        assert_eq!(binary(OpKind::Div, ScalarType::I32, -7.0, 2.0), Ok(-3.0));
+        assert_eq!(binary(OpKind::Rem, ScalarType::I32, -7.0, 2.0), Ok(-1.0));
+        assert_eq!(binary(OpKind::Div, ScalarType::I32, -2147483648.0, -1.0), Ok(-2147483648.0));
+        assert_eq!(binary(OpKind::Mul, ScalarType::I32, 65536.0, 65537.0), Ok(65536.0));
+        assert_eq!(binary(OpKind::Sub, ScalarType::U8, 3.0, 5.0), Ok(254.0));
+        assert_eq!(binary(OpKind::Add, ScalarType::I4, 7.0, 1.0), Ok(-8.0));
+        assert_eq!(binary(OpKind::Rem, ScalarType::I8, 1.0, 0.0), Err(ArithError::DivisionByZero));
+        assert!(matches!(binary(OpKind::Mul, ScalarType::Index, 1e15, 1e15), Err(ArithError::IndexOverflow(_))));
+    }
+
+    #[test]
+    fn casts_truncate_without_saturation() {
+        assert_eq!(cast(ScalarType::I8, 300.7), Ok(44.0));
+        assert_eq!(cast(ScalarType::I32, -2.9), Ok(-2.0));
+        assert_eq!(cast(ScalarType::I32, f64::NAN), Ok(0.0));
+        assert_eq!(cast(ScalarType::I1, 0.5), Ok(1.0));
+    }
+}

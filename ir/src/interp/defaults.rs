@@ -1,0 +1,236 @@
+//! Inputs and launch configurations for running a kernel without hand-written data: what `tilec interp`
+//! uses. Seeded random tensors for every argument, and a grid derived from the kernel itself.
+
+use std::collections::HashMap;
+
+use crate::attr::Attribute;
+use crate::body::{Body, Func, Value, ValueDef};
+use crate::data::TensorData;
+use crate::ops::OpKind;
+use crate::types::{Dim, MemorySpace, ScalarType, Type};
+
+use super::error::InterpError;
+use super::{ArgValue, Launch};
+
+/// The extent a `?` gets when no shape is given for its argument.
+pub const DEFAULT_EXTENT: usize = 256;
+
+/// The most elements [`default_args`] will allocate for one tensor (2 GiB of `f64`).
+const MAX_DEFAULT_ELEMENTS: usize = 1 << 28;
+
+/// Sizes and values for the arguments of a kernel, by argument name: the source name without `%`
+/// (`%A` is `A`), or `#i` for the `i`-th argument when it has no name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArgShapes {
+    /// Shapes of tensor arguments. A shape must agree with the static extents of the argument's type.
+    pub by_name: HashMap<String, Vec<usize>>,
+    /// Values of scalar arguments.
+    pub scalars: HashMap<String, f64>,
+    /// The extent of every `?` of a tensor argument not named in `by_name`.
+    pub default_extent: usize,
+}
+
+impl Default for ArgShapes {
+    fn default() -> ArgShapes {
+        ArgShapes { by_name: HashMap::new(), scalars: HashMap::new(), default_extent: DEFAULT_EXTENT }
+    }
+}
+
+impl ArgShapes {
+    /// No shapes given: every `?` is [`DEFAULT_EXTENT`].
+    pub fn new() -> ArgShapes {
+        ArgShapes::default()
+    }
+
+    /// Gives the tensor argument `name` this shape.
+    pub fn with(mut self, name: &str, shape: &[usize]) -> ArgShapes {
+        self.by_name.insert(name.to_string(), shape.to_vec());
+        self
+    }
+
+    /// Gives the scalar argument `name` this value.
+    pub fn with_scalar(mut self, name: &str, value: f64) -> ArgShapes {
+        self.scalars.insert(name.to_string(), value);
+        self
+    }
+
+    /// The GEMM convention of the examples: `A` is MxK, `B` is KxN and `C` is MxN.
+    pub fn gemm(m: usize, n: usize, k: usize) -> ArgShapes {
+        ArgShapes::new().with("A", &[m, k]).with("B", &[k, n]).with("C", &[m, n])
+    }
+}
+
+/// The name an argument is known by in [`ArgShapes`].
+fn arg_name(body: &Body, index: usize, v: Value) -> String {
+    body.value(v).name.clone().unwrap_or_else(|| format!("#{index}"))
+}
+
+/// The seed of the `index`-th argument's data: distinct per argument, reproducible per `seed`.
+fn arg_seed(seed: u64, index: usize) -> u64 {
+    seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// Seeded random arguments for `func` ([`TensorData::random`]: floats uniform in [-1, 1), small integers).
+///
+/// Tensor shapes come from the static extents of each argument's type, with every `?` taken from
+/// `shapes.by_name` or, for arguments not named there, [`ArgShapes::default_extent`]. Scalars come from
+/// `shapes.scalars`, else are random (floats, integers) or `default_extent` (`index`, usually a size).
+/// Names in `shapes` that match no argument are an error (a typo would otherwise pass unnoticed).
+pub fn default_args(func: &Func, shapes: &ArgShapes, seed: u64) -> Result<Vec<ArgValue>, InterpError> {
+    let body = &func.body;
+    let names: Vec<String> = func.args().iter().enumerate().map(|(i, &v)| arg_name(body, i, v)).collect();
+    for name in shapes.by_name.keys().chain(shapes.scalars.keys()) {
+        if !names.contains(name) {
+            return Err(InterpError::Defaults {
+                span: func.span,
+                message: format!("'@{}' has no argument named '{name}' (it has: {})", func.name, names.join(", ")),
+            });
+        }
+    }
+    let mut args = Vec::new();
+    for (index, (&param, name)) in func.args().iter().zip(&names).enumerate() {
+        let span = body.value(param).span;
+        let error = |message: String| InterpError::Defaults { span, message };
+        let seed = arg_seed(seed, index);
+        match body.ty(param) {
+            Type::Tile(t) if t.space == MemorySpace::Global => {
+                let shape: Vec<usize> = match shapes.by_name.get(name) {
+                    Some(shape) => {
+                        let agrees = shape.len() == t.rank()
+                            && t.shape.iter().zip(shape).all(|(d, &n)| d.as_static().is_none_or(|s| s == n as u64));
+                        if !agrees {
+                            return Err(error(format!("the shape {shape:?} given for '{name}' does not fit its type '{t}'")));
+                        }
+                        shape.clone()
+                    }
+                    None => t
+                        .shape
+                        .iter()
+                        .map(|d| match d {
+                            Dim::Static(n) => usize::try_from(*n).unwrap_or(usize::MAX),
+                            Dim::Dynamic => shapes.default_extent,
+                        })
+                        .collect(),
+                };
+                let elements = shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
+                if elements.is_none_or(|n| n > MAX_DEFAULT_ELEMENTS) {
+                    return Err(error(format!(
+                        "'{name}' of shape {shape:?} is too large for the interpreter (at most {MAX_DEFAULT_ELEMENTS} elements)"
+                    )));
+                }
+                args.push(ArgValue::Tensor(TensorData::random(&shape, t.elem, seed)));
+            }
+            Type::Scalar(s) => {
+                let value = match shapes.scalars.get(name) {
+                    Some(&v) => v,
+                    None if *s == ScalarType::Index => shapes.default_extent as f64,
+                    None => TensorData::random(&[1], *s, seed).values[0],
+                };
+                args.push(ArgValue::Scalar(*s, value));
+            }
+            other => return Err(error(format!("cannot make an input for '{name}' of type '{other}'"))),
+        }
+    }
+    Ok(args)
+}
+
+/// The grid to launch `func` with on `args`:
+///
+/// 1. the function attribute `grid = [x, y, z]` (one to three positive integers; missing ones are 1);
+/// 2. otherwise, from the stores of the output: for every `tile.copy_r2g %v, %C[..., o_d, ...]` whose
+///    offset `o_d` is `tile.block_id a` times a positive `tile.constant` `s` (in either order, or
+///    `block_id` alone, `s = 1`), the grid along `a` is `ceil(extent_d(C) / s)` (the largest over all
+///    such stores), so that the blocks cover the whole output (this makes `examples/gemm.tir` run at any
+///    shape);
+/// 3. a kernel that does not use `tile.block_id` runs as one block, `[1, 1, 1]`.
+///
+/// A kernel that uses `tile.block_id` along an axis that step 2 cannot size is an error: give it a
+/// `grid` attribute.
+pub fn default_launch(func: &Func, args: &[ArgValue]) -> Result<Launch, InterpError> {
+    let error = |message: String| InterpError::Defaults { span: func.span, message };
+    if let Some(attr) = func.attrs.get("grid") {
+        let dims = attr.as_int_array().filter(|d| (1..=3).contains(&d.len()));
+        let dims = dims.and_then(|d| d.iter().map(|&n| u32::try_from(n).ok().filter(|&n| n > 0)).collect::<Option<Vec<u32>>>());
+        let Some(dims) = dims else {
+            return Err(error(format!("the 'grid' attribute must be one to three positive integers, found {attr}")));
+        };
+        let mut grid = [1u32; 3];
+        grid[..dims.len()].copy_from_slice(&dims);
+        return Ok(Launch { grid });
+    }
+    let body = &func.body;
+    let mut ops = Vec::new();
+    body.walk(func.entry, &mut |id| ops.push(id));
+    let mut used = [false; 3];
+    let mut grid: [Option<u64>; 3] = [None; 3];
+    for &id in &ops {
+        let op = body.op(id);
+        if op.kind == OpKind::BlockId {
+            if let Some(axis) = block_axis(op.attr("dim")) {
+                used[axis] = true;
+            }
+        }
+        if op.kind != OpKind::CopyR2G {
+            continue;
+        }
+        let Some(dst) = op.operand("dst") else { continue };
+        let Some(arg) = func.args().iter().position(|&a| a == dst) else { continue };
+        let Some(ArgValue::Tensor(tensor)) = args.get(arg) else {
+            return Err(error(format!("argument #{arg} is stored to but is not a tensor")));
+        };
+        for (d, &index) in op.group("dst_indices").iter().enumerate() {
+            let (Some((axis, stride)), Some(&extent)) = (block_stride(body, index), tensor.shape.get(d)) else { continue };
+            let blocks = (extent as u64).div_ceil(stride).max(1);
+            grid[axis] = Some(grid[axis].map_or(blocks, |g| g.max(blocks)));
+        }
+    }
+    let mut launch = [1u32; 3];
+    for axis in 0..3 {
+        match grid[axis] {
+            Some(n) => {
+                launch[axis] = u32::try_from(n).map_err(|_| error(format!("the derived grid needs {n} blocks along one axis")))?
+            }
+            None if used[axis] => {
+                return Err(error(format!(
+                    "cannot derive the grid along '{}' from the kernel's stores; give it as an attribute, e.g. 'attributes {{grid = [4, 4, 1]}}'",
+                    ["x", "y", "z"][axis]
+                )))
+            }
+            None => {}
+        }
+    }
+    Ok(Launch { grid: launch })
+}
+
+fn block_axis(dim: Option<&Attribute>) -> Option<usize> {
+    match dim?.as_keyword()? {
+        "x" => Some(0),
+        "y" => Some(1),
+        "z" => Some(2),
+        _ => None,
+    }
+}
+
+/// `(axis, s)` when `v` is `block_id axis * s` for a positive constant `s` (or `block_id axis`, `s = 1`).
+fn block_stride(body: &Body, v: Value) -> Option<(usize, u64)> {
+    let as_block_id = |v: Value| -> Option<usize> {
+        let op = body.op(body.defining_op(v)?);
+        (op.kind == OpKind::BlockId).then(|| block_axis(op.attr("dim"))).flatten()
+    };
+    if let Some(axis) = as_block_id(v) {
+        return Some((axis, 1));
+    }
+    let ValueDef::OpResult { op, .. } = body.value(v).def else { return None };
+    let op = body.op(op);
+    if op.kind != OpKind::Mul {
+        return None;
+    }
+    let (lhs, rhs) = (op.operand("lhs")?, op.operand("rhs")?);
+    let (axis, constant) = match (as_block_id(lhs), as_block_id(rhs)) {
+        (Some(axis), None) => (axis, rhs),
+        (None, Some(axis)) => (axis, lhs),
+        _ => return None,
+    };
+    let stride = u64::try_from(body.constant_int(constant)?).ok().filter(|&s| s > 0)?;
+    Some((axis, stride))
+}
