@@ -271,13 +271,17 @@ impl Lexer<'_> {
         loop {
             let Some(ch) = self.text[self.pos..].chars().next() else {
                 self.error(start, self.pos, "unterminated string literal");
+                self.push(TokenKind::Str(value), start);
                 return;
             };
             self.pos += ch.len_utf8();
             match ch {
                 '"' => break,
                 '\n' => {
-                    self.error(start, self.pos - 1, "unterminated string literal");
+                    // Keep the string so that the parser does not report the missing token on the next line.
+                    self.pos -= 1;
+                    self.error(start, self.pos, "unterminated string literal");
+                    self.push(TokenKind::Str(value), start);
                     return;
                 }
                 '\\' => {

@@ -20,6 +20,7 @@ pub const MAX_NESTING: usize = 200;
 pub fn parse_module(text: &str) -> Result<Module, Diagnostics> {
     let (tokens, lex_diags) = lex(text);
     let mut parser = Parser::new(text, tokens);
+    parser.lex_errors = lex_diags.iter().map(|d| d.span.start).collect();
     parser.diags = lex_diags;
     let module = parser.module();
     if parser.diags.is_empty() {
@@ -62,11 +63,13 @@ struct Parser<'a> {
     /// Names of values whose definition failed to parse: their uses report nothing more.
     poisoned: HashSet<String>,
     depth: usize,
+    /// Where the lexer reported errors: a token missing there is not reported a second time.
+    lex_errors: Vec<u32>,
 }
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str, tokens: Vec<Token>) -> Parser<'a> {
-        Parser { text, tokens, pos: 0, diags: Vec::new(), scopes: Vec::new(), poisoned: HashSet::new(), depth: 0 }
+        Parser { text, tokens, pos: 0, diags: Vec::new(), scopes: Vec::new(), poisoned: HashSet::new(), depth: 0, lex_errors: Vec::new() }
     }
 
     // ---- token plumbing -----------------------------------------------------------------------------------
@@ -113,6 +116,13 @@ impl<'a> Parser<'a> {
     }
 
     fn error_expected(&mut self, what: &str) -> Reported {
+        // The lexer already reported what stands between the previous token and this one (a malformed
+        // literal, a stray '%'): the missing token is that, and a second error would point past it.
+        let gap_start = if self.pos == 0 { 0 } else { self.tokens[(self.pos - 1).min(self.tokens.len() - 1)].span.end };
+        let gap_end = self.span().start;
+        if self.lex_errors.iter().any(|&at| at >= gap_start && at <= gap_end) {
+            return Reported;
+        }
         let found = self.peek().describe();
         self.error(self.span(), format!("expected {what}, found {found}"))
     }
@@ -161,8 +171,13 @@ impl<'a> Parser<'a> {
         self.text.get(prev_end..start).is_some_and(|gap| gap.contains('\n'))
     }
 
-    /// Skips to the next token that starts a line at this nesting level, or to a closing `}`.
-    fn recover_to_next_statement(&mut self) {
+    /// Skips to the next token that starts a line at this nesting level, or to a closing `}`. When the
+    /// failed statement already ended at its line's end (`statement_start` is before the current token and
+    /// the current token starts a line), nothing is skipped: that token begins the next statement.
+    fn recover_to_next_statement(&mut self, statement_start: usize) {
+        if self.pos > statement_start && self.at_line_start() {
+            return;
+        }
         let mut depth = 0i64;
         loop {
             match self.peek() {
@@ -332,7 +347,7 @@ impl<'a> Parser<'a> {
                 _ => {
                     let before = self.pos;
                     if self.statement(body, block).is_err() {
-                        self.recover_to_next_statement();
+                        self.recover_to_next_statement(before);
                         if self.pos == before {
                             self.bump();
                         }
@@ -706,6 +721,11 @@ impl<'a> Parser<'a> {
             TokenKind::Ident(word) if word == "vector" => self.vector_type(),
             TokenKind::Ident(word) => match ScalarType::from_name(word) {
                 Some(s) => Ok(Type::Scalar(s)),
+                // An op name where a type should be: the type is missing (`: ` at the end of a line).
+                None if OpKind::from_name(word).is_some() => {
+                    self.pos = saved;
+                    Err(self.error_expected("a type"))
+                }
                 None => Err(self.error(token.span, format!("unknown type '{word}'"))),
             },
             _ => {
