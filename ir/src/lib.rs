@@ -20,6 +20,7 @@ pub mod diag;
 pub mod expect;
 pub mod interp;
 pub mod ops;
+pub mod sim;
 pub mod syntax;
 pub mod types;
 pub mod verify;

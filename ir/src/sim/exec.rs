@@ -1,0 +1,836 @@
+//! The interpreter loop: blocks of the grid, warps of a block (scheduled between barriers), and the lanes
+//! of a warp in lockstep under an active mask; the per-thread ops of both dialects.
+
+use crate::attr::Attribute;
+use crate::body::{BlockId, Func, OpId, Operation, Value};
+use crate::data::round_to;
+use crate::diag::Span;
+use crate::ops::OpKind;
+use crate::types::{MemorySpace, ScalarType, Type};
+
+use super::error::{LaneMask, Place, SimError};
+use super::memory::{byte_range, func_span, offset_of, BlockShared, MemRef, PendingCopy, SharedLayout};
+use super::{matrix, mma, Probe, SimArg, SimOptions, SimTrace, MAX_VECTOR_ELEMENTS};
+
+/// A register value of one lane.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Val {
+    Undef,
+    Num(f64),
+    Vector(Vec<f64>),
+    Mem(MemRef),
+}
+
+/// Everything a warp's ops touch besides its registers.
+pub(super) struct Ctx<'a> {
+    pub func: &'a Func,
+    pub args: &'a mut [SimArg],
+    pub shared: &'a mut BlockShared,
+    pub block: [u32; 3],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WarpState {
+    Running,
+    AtBarrier,
+    Done,
+}
+
+struct LoopState {
+    op: OpId,
+    iv: [i64; 32],
+    upper: [i64; 32],
+    step: [i64; 32],
+}
+
+struct Frame {
+    block: BlockId,
+    pos: usize,
+    mask: u32,
+    /// The loop whose lane-dependent trip count made this frame's mask smaller than the warp's.
+    diverged_by: Option<Span>,
+    looping: Option<LoopState>,
+}
+
+/// One warp: registers of its 32 lanes and where it is in the program.
+pub(super) struct Warp {
+    pub id: u32,
+    regs: Vec<Vec<Val>>,
+    frames: Vec<Frame>,
+    state: WarpState,
+}
+
+/// Fuel and probes, shared by every warp of the launch.
+struct Budget<'o> {
+    options: &'o SimOptions,
+    used: u64,
+    probes: Vec<Probe>,
+}
+
+pub(super) fn run(func: &Func, args: &mut [SimArg], launch: &super::Launch, options: &SimOptions) -> Result<SimTrace, SimError> {
+    check_args(func, args)?;
+    let layout = SharedLayout::new(func)?;
+    let num_warps = super::num_warps(func);
+    if num_warps == 0 {
+        return Err(SimError::Arguments { span: func.span, message: "'num_warps' must be at least 1".into() });
+    }
+    let mut budget = Budget { options, used: 0, probes: Vec::new() };
+    let [gx, gy, gz] = launch.grid;
+    let mut blocks = 0;
+    for z in 0..gz {
+        for y in 0..gy {
+            for x in 0..gx {
+                let mut shared = BlockShared::new(&layout, num_warps as usize * 32);
+                let mut ctx = Ctx { func, args, shared: &mut shared, block: [x, y, z] };
+                run_block(&mut ctx, num_warps, &mut budget)?;
+                blocks += 1;
+                if budget.used >= options.fuel && (x, y, z) != (gx - 1, gy - 1, gz - 1) {
+                    return Err(SimError::FuelExhausted { span: func.span, fuel: options.fuel });
+                }
+            }
+        }
+    }
+    Ok(SimTrace { probes: budget.probes, warp_ops: budget.used, blocks })
+}
+
+fn check_args(func: &Func, args: &[SimArg]) -> Result<(), SimError> {
+    let params = func.args();
+    if params.len() != args.len() {
+        return Err(SimError::Arguments {
+            span: func_span(func),
+            message: format!("@{} takes {} arguments, {} were given", func.name, params.len(), args.len()),
+        });
+    }
+    for (i, (&p, a)) in params.iter().zip(args.iter()).enumerate() {
+        let span = func.body.value(p).span.to(func.span);
+        match (func.body.ty(p), a) {
+            (Type::Tile(t), SimArg::Tile(data)) => {
+                let shape_ok = t.shape.len() == data.shape.len()
+                    && t.shape.iter().zip(&data.shape).all(|(d, &n)| d.as_static().is_none_or(|s| s as usize == n));
+                if t.space != MemorySpace::Global || !shape_ok || t.elem != data.elem || data.values.len() != data.shape.iter().product::<usize>() {
+                    return Err(SimError::Arguments {
+                        span,
+                        message: format!("argument #{i} of type '{t}' was given a {:?} tensor of '{}'", data.shape, data.elem),
+                    });
+                }
+            }
+            (Type::Scalar(_), SimArg::Scalar(_)) => {}
+            (ty, _) => {
+                return Err(SimError::Arguments { span, message: format!("argument #{i} of type '{ty}' was given the wrong kind of value") })
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run_block(ctx: &mut Ctx<'_>, num_warps: u32, budget: &mut Budget<'_>) -> Result<(), SimError> {
+    let func = ctx.func;
+    let mut warps: Vec<Warp> = (0..num_warps)
+        .map(|id| {
+            let mut w = Warp {
+                id,
+                regs: vec![Vec::new(); func.body.values.len()],
+                frames: vec![Frame { block: func.entry, pos: 0, mask: u32::MAX, diverged_by: None, looping: None }],
+                state: WarpState::Running,
+            };
+            for (i, &arg) in func.args().iter().enumerate() {
+                let val = match &ctx.args[i] {
+                    SimArg::Tile(_) => Val::Mem(MemRef::Global(i)),
+                    SimArg::Scalar(x) => Val::Num(round_to(func.body.ty(arg).element_type(), *x)),
+                };
+                w.regs[arg.index()] = vec![val; 32];
+            }
+            w
+        })
+        .collect();
+    loop {
+        for w in warps.iter_mut() {
+            if w.state == WarpState::Running {
+                w.run(ctx, budget)?;
+            }
+        }
+        if warps.iter().all(|w| w.state == WarpState::Done) {
+            break;
+        }
+        // Every warp waits at a barrier or has returned: release the barrier.
+        for w in warps.iter_mut() {
+            if w.state == WarpState::AtBarrier {
+                w.state = WarpState::Running;
+            }
+        }
+    }
+    ctx.shared.drain();
+    Ok(())
+}
+
+fn lanes(mask: u32) -> impl Iterator<Item = u32> {
+    LaneMask(mask).lanes()
+}
+
+impl Warp {
+    pub fn place(&self, ctx: &Ctx<'_>) -> Place {
+        Place { block: ctx.block, warp: self.id }
+    }
+
+    /// The active mask and the loop that made it partial, of the innermost frame.
+    pub fn mask(&self) -> (u32, Option<Span>) {
+        self.frames.last().map_or((0, None), |f| (f.mask, f.diverged_by))
+    }
+
+    pub fn val(&self, v: Value, lane: u32) -> &Val {
+        self.regs[v.index()].get(lane as usize).unwrap_or(&Val::Undef)
+    }
+
+    pub fn set(&mut self, v: Value, lane: u32, val: Val) {
+        let slot = &mut self.regs[v.index()];
+        if slot.is_empty() {
+            *slot = vec![Val::Undef; 32];
+        }
+        slot[lane as usize] = val;
+    }
+
+    fn undefined(&self, ctx: &Ctx<'_>, op: &Operation, lane: u32) -> SimError {
+        SimError::Undefined { span: op.span, op: op.kind.name(), at: self.place(ctx), lane }
+    }
+
+    pub fn num(&self, ctx: &Ctx<'_>, op: &Operation, v: Value, lane: u32) -> Result<f64, SimError> {
+        match self.val(v, lane) {
+            Val::Num(x) => Ok(*x),
+            _ => Err(self.undefined(ctx, op, lane)),
+        }
+    }
+
+    pub fn int(&self, ctx: &Ctx<'_>, op: &Operation, v: Value, lane: u32) -> Result<i64, SimError> {
+        self.num(ctx, op, v, lane).map(|x| x as i64)
+    }
+
+    pub fn vector(&self, ctx: &Ctx<'_>, op: &Operation, v: Value, lane: u32) -> Result<&[f64], SimError> {
+        match self.val(v, lane) {
+            Val::Vector(x) => Ok(x),
+            _ => Err(self.undefined(ctx, op, lane)),
+        }
+    }
+
+    pub fn mem(&self, ctx: &Ctx<'_>, op: &Operation, v: Value, lane: u32) -> Result<MemRef, SimError> {
+        match self.val(v, lane) {
+            Val::Mem(m) => Ok(*m),
+            _ => Err(self.undefined(ctx, op, lane)),
+        }
+    }
+
+    /// The index operands of a group, per lane.
+    pub fn indices(&self, ctx: &Ctx<'_>, op: &Operation, group: &str, lane: u32) -> Result<Vec<i64>, SimError> {
+        op.group(group).iter().map(|&v| self.int(ctx, op, v, lane)).collect()
+    }
+
+    /// Fails unless every lane of the warp is active.
+    pub fn require_converged(&self, ctx: &Ctx<'_>, op: &Operation) -> Result<(), SimError> {
+        let (mask, diverged_by) = self.mask();
+        if mask == u32::MAX {
+            return Ok(());
+        }
+        Err(SimError::Divergent { span: op.span, op: op.kind.name(), at: self.place(ctx), active: LaneMask(mask), loop_span: diverged_by })
+    }
+
+    /// Runs until the warp returns or reaches a barrier.
+    fn run(&mut self, ctx: &mut Ctx<'_>, budget: &mut Budget<'_>) -> Result<(), SimError> {
+        let func = ctx.func;
+        let body = &func.body;
+        loop {
+            let Some(frame) = self.frames.last() else {
+                self.state = WarpState::Done;
+                return Ok(());
+            };
+            let Some(&id) = body.block(frame.block).ops.get(frame.pos) else {
+                // A block without its terminator (unverified IR): leave it.
+                self.frames.pop();
+                continue;
+            };
+            let op = body.op(id);
+            if budget.used >= budget.options.fuel {
+                return Err(SimError::FuelExhausted { span: op.span, fuel: budget.options.fuel });
+            }
+            budget.used += 1;
+            match op.kind {
+                OpKind::Return => {
+                    self.frames.clear();
+                    self.state = WarpState::Done;
+                    return Ok(());
+                }
+                OpKind::Barrier => {
+                    self.require_converged(ctx, op)?;
+                    self.frames.last_mut().expect("frame").pos += 1;
+                    self.state = WarpState::AtBarrier;
+                    return Ok(());
+                }
+                OpKind::For => self.enter_loop(ctx, id)?,
+                OpKind::Yield => self.next_iteration(ctx, op)?,
+                _ => {
+                    self.exec(ctx, id)?;
+                    self.record(ctx, id, budget);
+                    self.frames.last_mut().expect("frame").pos += 1;
+                }
+            }
+        }
+    }
+
+    fn enter_loop(&mut self, ctx: &Ctx<'_>, id: OpId) -> Result<(), SimError> {
+        let body = &ctx.func.body;
+        let op = body.op(id);
+        let (mask, diverged_by) = self.mask();
+        let (Some(lower), Some(upper), Some(step), Some(&region)) =
+            (op.operand("lower"), op.operand("upper"), op.operand("step"), op.regions.first())
+        else {
+            return Err(SimError::Unsupported { span: op.span, op: "tile.for", reason: "malformed loop".into() });
+        };
+        let inits = op.group("inits").to_vec();
+        if inits.len() != op.results.len() || body.block(region).args.len() != inits.len() + 1 {
+            return Err(SimError::Unsupported { span: op.span, op: "tile.for", reason: "malformed loop".into() });
+        }
+        let mut state = LoopState { op: id, iv: [0; 32], upper: [0; 32], step: [1; 32] };
+        let mut run = 0u32;
+        for lane in lanes(mask) {
+            let (lb, ub, st) = (self.int(ctx, op, lower, lane)?, self.int(ctx, op, upper, lane)?, self.int(ctx, op, step, lane)?);
+            if st <= 0 {
+                return Err(SimError::BadLoopStep { span: op.span, at: self.place(ctx), lane, step: st });
+            }
+            let l = lane as usize;
+            (state.iv[l], state.upper[l], state.step[l]) = (lb, ub, st);
+            // The results hold the initial values until the lane's last iteration yields.
+            for (&init, &result) in inits.iter().zip(&op.results) {
+                let v = self.val(init, lane).clone();
+                self.set(result, lane, v);
+            }
+            if lb < ub {
+                run |= 1 << lane;
+                let args = body.block(region).args.clone();
+                self.set(args[0], lane, Val::Num(lb as f64));
+                for (&init, &arg) in inits.iter().zip(&args[1..]) {
+                    let v = self.val(init, lane).clone();
+                    self.set(arg, lane, v);
+                }
+            }
+        }
+        self.frames.last_mut().expect("frame").pos += 1;
+        if run != 0 {
+            let diverged_by = if run != mask { Some(op.span) } else { diverged_by };
+            self.frames.push(Frame { block: region, pos: 0, mask: run, diverged_by, looping: Some(state) });
+        }
+        Ok(())
+    }
+
+    fn next_iteration(&mut self, ctx: &Ctx<'_>, op: &Operation) -> Result<(), SimError> {
+        let body = &ctx.func.body;
+        let n = self.frames.len();
+        let parent_mask = if n >= 2 { self.frames[n - 2].mask } else { u32::MAX };
+        let frame = &self.frames[n - 1];
+        let Some(state) = &frame.looping else {
+            return Err(SimError::Unsupported { span: op.span, op: "tile.yield", reason: "it is not in a loop".into() });
+        };
+        let loop_op = body.op(state.op);
+        let args = body.block(frame.block).args.clone();
+        let values = op.group("values").to_vec();
+        let (mask, block_diverged) = (frame.mask, frame.diverged_by);
+        let mut next = 0u32;
+        let mut updates = Vec::new();
+        for lane in lanes(mask) {
+            let l = lane as usize;
+            let iv = state.iv[l].saturating_add(state.step[l]);
+            let yielded: Vec<Val> = values.iter().map(|&v| self.val(v, lane).clone()).collect();
+            updates.push((lane, iv, iv < state.upper[l], yielded));
+        }
+        for (lane, iv, continues, yielded) in updates {
+            if continues {
+                next |= 1 << lane;
+                self.set(args[0], lane, Val::Num(iv as f64));
+                for (v, &arg) in yielded.into_iter().zip(&args[1..]) {
+                    self.set(arg, lane, v);
+                }
+            } else {
+                for (v, &result) in yielded.into_iter().zip(&loop_op.results) {
+                    self.set(result, lane, v);
+                }
+            }
+        }
+        let frame = self.frames.last_mut().expect("frame");
+        if let Some(state) = &mut frame.looping {
+            for lane in lanes(next) {
+                let l = lane as usize;
+                state.iv[l] = state.iv[l].saturating_add(state.step[l]);
+            }
+        }
+        if next == 0 {
+            self.frames.pop();
+        } else {
+            frame.mask = next;
+            frame.pos = 0;
+            if next != parent_mask {
+                frame.diverged_by = Some(loop_op.span).or(block_diverged);
+            }
+        }
+        Ok(())
+    }
+
+    fn record(&self, ctx: &Ctx<'_>, id: OpId, budget: &mut Budget<'_>) {
+        let spec = &budget.options.probes;
+        let body = &ctx.func.body;
+        let op = body.op(id);
+        let marked = spec.marked && op.attr("probe").is_some_and(|a| !matches!(a, Attribute::Bool(false)));
+        if !marked && !spec.kinds.contains(&op.kind) {
+            return;
+        }
+        let Some(result) = op.result() else { return };
+        let name = match op.attr("probe") {
+            Some(Attribute::Str(s)) => s.clone(),
+            _ => body.value(result).name.clone().unwrap_or_else(|| op.kind.name().to_string()),
+        };
+        let (mask, _) = self.mask();
+        let lanes = (0..32u32)
+            .map(|lane| {
+                if !LaneMask(mask).contains(lane) {
+                    return None;
+                }
+                match self.val(result, lane) {
+                    Val::Num(x) => Some(vec![*x]),
+                    Val::Vector(v) => Some(v.clone()),
+                    _ => None,
+                }
+            })
+            .collect();
+        budget.probes.push(Probe {
+            op: id,
+            name,
+            span: op.span,
+            block: ctx.block,
+            warp: self.id,
+            ty: body.ty(result).clone(),
+            lanes,
+        });
+    }
+
+    /// Executes one op (not a loop, yield, return or barrier) for the active lanes.
+    fn exec(&mut self, ctx: &mut Ctx<'_>, id: OpId) -> Result<(), SimError> {
+        let func = ctx.func;
+        let body = &func.body;
+        let op = body.op(id);
+        for &r in &op.results {
+            match body.ty(r) {
+                Type::Vector(v) if v.num_elements() > MAX_VECTOR_ELEMENTS => {
+                    return Err(SimError::TooLarge { span: op.span, op: op.kind.name(), elements: v.num_elements(), limit: MAX_VECTOR_ELEMENTS });
+                }
+                Type::Tile(t) if t.space == MemorySpace::Register => {
+                    return Err(SimError::Unsupported {
+                        span: op.span,
+                        op: op.kind.name(),
+                        reason: "register tiles are tile-level values; lower the kernel to the nvgpu dialect first".into(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        let (mask, _) = self.mask();
+        let result = op.result();
+        let rty = result.map(|r| body.ty(r).clone());
+        match op.kind {
+            OpKind::Constant => {
+                let elem = rty.as_ref().map_or(ScalarType::Index, Type::element_type);
+                let x = match op.attr("value") {
+                    Some(Attribute::Bool(b)) => f64::from(u8::from(*b)),
+                    Some(a) => a.as_f64().unwrap_or(0.0),
+                    None => 0.0,
+                };
+                self.broadcast(op, mask, Val::Num(round_to(elem, x)));
+            }
+            OpKind::BlockId => {
+                let axis = axis_of(op.attr("dim"));
+                self.broadcast(op, mask, Val::Num(f64::from(ctx.block[axis])));
+            }
+            OpKind::ThreadId => {
+                let axis = axis_of(op.attr("dim"));
+                let r = op.results[0];
+                for lane in lanes(mask) {
+                    let t = if axis == 0 { self.id * 32 + lane } else { 0 };
+                    self.set(r, lane, Val::Num(f64::from(t)));
+                }
+            }
+            OpKind::LaneId => {
+                let r = op.results[0];
+                for lane in lanes(mask) {
+                    self.set(r, lane, Val::Num(f64::from(lane)));
+                }
+            }
+            OpKind::WarpId => self.broadcast(op, mask, Val::Num(f64::from(self.id))),
+            OpKind::Dim => {
+                let axis = op.attr("axis").and_then(Attribute::as_int).unwrap_or(0) as usize;
+                let src = op.operand("source").ok_or_else(|| malformed(op))?;
+                for lane in lanes(mask) {
+                    let n = match self.mem(ctx, op, src, lane)? {
+                        MemRef::Global(i) => ctx.args[i].as_tile().and_then(|t| t.shape.get(axis).copied()),
+                        MemRef::Shared(i) => ctx.shared.tiles[i].data.shape.get(axis).copied(),
+                    };
+                    self.set(op.results[0], lane, Val::Num(n.unwrap_or(0) as f64));
+                }
+            }
+            OpKind::AllocShared => {
+                let index = ctx.shared.tiles.iter().position(|t| t.op == id).ok_or_else(|| malformed(op))?;
+                self.broadcast(op, mask, Val::Mem(MemRef::Shared(index)));
+            }
+            k if k.is_binary_arith() => self.binary(ctx, op, mask)?,
+            OpKind::Cmp => self.cmp(ctx, op, mask)?,
+            OpKind::Select => {
+                let (Some(c), Some(a), Some(b)) = (op.operand("cond"), op.operand("true_value"), op.operand("false_value")) else {
+                    return Err(malformed(op));
+                };
+                for lane in lanes(mask) {
+                    let pick = if self.num(ctx, op, c, lane)? != 0.0 { a } else { b };
+                    let v = self.val(pick, lane).clone();
+                    if v == Val::Undef {
+                        return Err(self.undefined(ctx, op, lane));
+                    }
+                    self.set(op.results[0], lane, v);
+                }
+            }
+            OpKind::Cast => {
+                let src = op.operand("source").ok_or_else(|| malformed(op))?;
+                let elem = rty.as_ref().map_or(ScalarType::F32, Type::element_type);
+                for lane in lanes(mask) {
+                    let v = match self.val(src, lane) {
+                        Val::Num(x) => Val::Num(round_to(elem, *x)),
+                        Val::Vector(xs) => Val::Vector(xs.iter().map(|&x| round_to(elem, x)).collect()),
+                        _ => return Err(self.undefined(ctx, op, lane)),
+                    };
+                    self.set(op.results[0], lane, v);
+                }
+            }
+            OpKind::Splat | OpKind::Fill => {
+                let Some(Type::Vector(vt)) = &rty else {
+                    return Err(SimError::Unsupported { span: op.span, op: op.kind.name(), reason: "only vector results are simulated".into() });
+                };
+                let n = vt.num_elements() as usize;
+                for lane in lanes(mask) {
+                    let x = if op.kind == OpKind::Splat {
+                        self.num(ctx, op, op.operand("value").ok_or_else(|| malformed(op))?, lane)?
+                    } else {
+                        match op.attr("value") {
+                            Some(Attribute::Bool(b)) => f64::from(u8::from(*b)),
+                            Some(a) => a.as_f64().unwrap_or(0.0),
+                            None => 0.0,
+                        }
+                    };
+                    self.set(op.results[0], lane, Val::Vector(vec![round_to(vt.elem, x); n]));
+                }
+            }
+            OpKind::Extract | OpKind::Insert => self.extract_insert(ctx, op, mask)?,
+            OpKind::Load => self.load(ctx, op, mask)?,
+            OpKind::Store => self.store(ctx, op, mask)?,
+            OpKind::LdMatrix => matrix::ldmatrix(self, ctx, op)?,
+            OpKind::StMatrix => matrix::stmatrix(self, ctx, op)?,
+            OpKind::MmaSync => mma::mma_sync(self, ctx, op)?,
+            OpKind::DeviceAsyncCopy => self.async_copy(ctx, op, mask)?,
+            OpKind::DeviceAsyncCreateGroup => {
+                for lane in lanes(mask) {
+                    ctx.shared.commit((self.id * 32 + lane) as usize);
+                }
+            }
+            OpKind::DeviceAsyncWait => {
+                let keep = op.attr("numGroups").and_then(Attribute::as_int).unwrap_or(0).max(0) as usize;
+                for lane in lanes(mask) {
+                    ctx.shared.wait((self.id * 32 + lane) as usize, keep);
+                }
+            }
+            OpKind::Func | OpKind::CopyG2S | OpKind::CopyS2R | OpKind::CopyR2S | OpKind::CopyR2G | OpKind::Mma => {
+                return Err(SimError::Unsupported {
+                    span: op.span,
+                    op: op.kind.name(),
+                    reason: "it is a tile-level op; lower the kernel to the nvgpu dialect first".into(),
+                });
+            }
+            OpKind::For | OpKind::Yield | OpKind::Return | OpKind::Barrier => unreachable_control(op)?,
+            _ => {
+                return Err(SimError::Unsupported { span: op.span, op: op.kind.name(), reason: "the simulator does not know it".into() });
+            }
+        }
+        Ok(())
+    }
+
+    fn broadcast(&mut self, op: &Operation, mask: u32, v: Val) {
+        if let Some(r) = op.result() {
+            for lane in lanes(mask) {
+                self.set(r, lane, v.clone());
+            }
+        }
+    }
+
+    fn binary(&mut self, ctx: &Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
+        let (Some(a), Some(b), Some(r)) = (op.operand("lhs"), op.operand("rhs"), op.result()) else { return Err(malformed(op)) };
+        let elem = ctx.func.body.ty(r).element_type();
+        let place = self.place(ctx);
+        for lane in lanes(mask) {
+            let f = |x: f64, y: f64| -> Result<f64, SimError> {
+                arith(op.kind, elem, x, y).ok_or(SimError::DivisionByZero { span: op.span, op: op.kind.name(), at: place, lane })
+            };
+            let v = match (self.val(a, lane), self.val(b, lane)) {
+                (Val::Num(x), Val::Num(y)) => Val::Num(f(*x, *y)?),
+                (Val::Vector(x), Val::Vector(y)) if x.len() == y.len() => {
+                    Val::Vector(x.iter().zip(y).map(|(&x, &y)| f(x, y)).collect::<Result<_, _>>()?)
+                }
+                _ => return Err(self.undefined(ctx, op, lane)),
+            };
+            self.set(r, lane, v);
+        }
+        Ok(())
+    }
+
+    fn cmp(&mut self, ctx: &Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
+        let (Some(a), Some(b), Some(r)) = (op.operand("lhs"), op.operand("rhs"), op.result()) else { return Err(malformed(op)) };
+        let pred = op.attr("predicate").and_then(Attribute::as_keyword).unwrap_or("eq");
+        for lane in lanes(mask) {
+            let (x, y) = (self.num(ctx, op, a, lane)?, self.num(ctx, op, b, lane)?);
+            let t = match pred {
+                "eq" => x == y,
+                "ne" => x != y,
+                "lt" => x < y,
+                "le" => x <= y,
+                "gt" => x > y,
+                _ => x >= y,
+            };
+            self.set(r, lane, Val::Num(f64::from(u8::from(t))));
+        }
+        Ok(())
+    }
+
+    fn extract_insert(&mut self, ctx: &Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
+        let vector = op.operand("vector").ok_or_else(|| malformed(op))?;
+        let Type::Vector(vt) = ctx.func.body.ty(vector) else { return Err(malformed(op)) };
+        let pos = op.attr("position").and_then(Attribute::as_int_array).unwrap_or_default();
+        let mut flat = 0u64;
+        let ok = pos.len() == vt.shape.len() && pos.iter().zip(&vt.shape).all(|(&i, &n)| i >= 0 && (i as u64) < n);
+        if !ok {
+            return Err(SimError::FragmentType {
+                span: op.span,
+                op: op.kind.name(),
+                message: format!("position {pos:?} is outside '{vt}'"),
+            });
+        }
+        for (&i, &n) in pos.iter().zip(&vt.shape) {
+            flat = flat * n + i as u64;
+        }
+        let r = op.results[0];
+        for lane in lanes(mask) {
+            let mut v = self.vector(ctx, op, vector, lane)?.to_vec();
+            if op.kind == OpKind::Extract {
+                let x = v.get(flat as usize).copied().ok_or_else(|| self.undefined(ctx, op, lane))?;
+                self.set(r, lane, Val::Num(x));
+            } else {
+                let x = self.num(ctx, op, op.operand("value").ok_or_else(|| malformed(op))?, lane)?;
+                if let Some(slot) = v.get_mut(flat as usize) {
+                    *slot = round_to(vt.elem, x);
+                }
+                self.set(r, lane, Val::Vector(v));
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves a per-lane memory access of `count` elements: the tile's element offset and its byte range,
+    /// with bounds, alignment (to the access size, at most 16 bytes) and pending-copy checks.
+    #[allow(clippy::too_many_arguments)]
+    pub fn access(
+        &self,
+        ctx: &Ctx<'_>,
+        op: &Operation,
+        lane: u32,
+        mem: MemRef,
+        index: &[i64],
+        count: usize,
+        align: Option<u64>,
+    ) -> Result<(usize, (u64, u64)), SimError> {
+        let (data, base, space) = match mem {
+            MemRef::Global(i) => (ctx.args[i].as_tile().ok_or_else(|| self.undefined(ctx, op, lane))?, 0, "global"),
+            MemRef::Shared(i) => (&ctx.shared.tiles[i].data, ctx.shared.tiles[i].base, "shared"),
+        };
+        let offset = offset_of(&data.shape, index, count).ok_or_else(|| SimError::OutOfBounds {
+            span: op.span,
+            op: op.kind.name(),
+            at: self.place(ctx),
+            lane,
+            space,
+            index: index.to_vec(),
+            count,
+            shape: data.shape.clone(),
+        })?;
+        let range = byte_range(base, data.elem.bit_width(), offset, count);
+        if let Some(align) = align {
+            if range.0 % align != 0 {
+                return Err(SimError::Misaligned { span: op.span, op: op.kind.name(), at: self.place(ctx), lane, space, address: range.0, align });
+            }
+        }
+        if let MemRef::Shared(_) = mem {
+            if let Some(address) = ctx.shared.pending_in(range) {
+                return Err(SimError::AsyncHazard { span: op.span, op: op.kind.name(), at: self.place(ctx), lane, address });
+            }
+        }
+        Ok((offset, range))
+    }
+
+    fn load(&mut self, ctx: &Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
+        let (Some(src), Some(r)) = (op.operand("src"), op.result()) else { return Err(malformed(op)) };
+        let ty = ctx.func.body.ty(r).clone();
+        let count = vector_len(&ty);
+        for lane in lanes(mask) {
+            let mem = self.mem(ctx, op, src, lane)?;
+            let index = self.indices(ctx, op, "indices", lane)?;
+            let align = access_align(&ty, count);
+            let (offset, _) = self.access(ctx, op, lane, mem, &index, count, align)?;
+            let data = match mem {
+                MemRef::Global(i) => ctx.args[i].as_tile().ok_or_else(|| self.undefined(ctx, op, lane))?,
+                MemRef::Shared(i) => &ctx.shared.tiles[i].data,
+            };
+            let values = &data.values[offset..offset + count];
+            let v = match ty {
+                Type::Vector(_) => Val::Vector(values.to_vec()),
+                _ => Val::Num(values[0]),
+            };
+            self.set(r, lane, v);
+        }
+        Ok(())
+    }
+
+    fn store(&mut self, ctx: &mut Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
+        let (Some(value), Some(dst)) = (op.operand("value"), op.operand("dst")) else { return Err(malformed(op)) };
+        let ty = ctx.func.body.ty(value).clone();
+        let count = vector_len(&ty);
+        for lane in lanes(mask) {
+            let mem = self.mem(ctx, op, dst, lane)?;
+            let index = self.indices(ctx, op, "indices", lane)?;
+            let (offset, _) = self.access(ctx, op, lane, mem, &index, count, access_align(&ty, count))?;
+            let values: Vec<f64> = match self.val(value, lane) {
+                Val::Num(x) => vec![*x],
+                Val::Vector(v) => v.clone(),
+                _ => return Err(self.undefined(ctx, op, lane)),
+            };
+            let data = match mem {
+                MemRef::Global(i) => match &mut ctx.args[i] {
+                    SimArg::Tile(t) => t,
+                    SimArg::Scalar(_) => return Err(self.undefined(ctx, op, lane)),
+                },
+                MemRef::Shared(i) => &mut ctx.shared.tiles[i].data,
+            };
+            let elem = data.elem;
+            for (slot, v) in data.values[offset..offset + count].iter_mut().zip(values) {
+                *slot = round_to(elem, v);
+            }
+        }
+        Ok(())
+    }
+
+    fn async_copy(&mut self, ctx: &mut Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
+        let (Some(src), Some(dst)) = (op.operand("src"), op.operand("dst")) else { return Err(malformed(op)) };
+        let n = op.attr("dstElements").and_then(Attribute::as_int).unwrap_or(0).max(0) as usize;
+        let bits = ctx.func.body.ty(dst).element_type().bit_width() as usize;
+        let size = (n * bits / 8) as u64;
+        if ![4, 8, 16].contains(&size) {
+            return Err(SimError::FragmentType {
+                span: op.span,
+                op: op.kind.name(),
+                message: format!("copies 4, 8 or 16 bytes, not {n} elements of {bits} bits"),
+            });
+        }
+        for lane in lanes(mask) {
+            let src_elements = match op.operand("src_elements") {
+                Some(v) => self.int(ctx, op, v, lane)?,
+                None => n as i64,
+            };
+            if src_elements < 0 || src_elements as usize > n {
+                return Err(SimError::FragmentType {
+                    span: op.span,
+                    op: op.kind.name(),
+                    message: format!("lane {lane} asks to read {src_elements} source elements of a {n}-element copy"),
+                });
+            }
+            let src_elements = src_elements as usize;
+            let (sm, dm) = (self.mem(ctx, op, src, lane)?, self.mem(ctx, op, dst, lane)?);
+            let (si, di) = (self.indices(ctx, op, "src_indices", lane)?, self.indices(ctx, op, "dst_indices", lane)?);
+            let mut values = vec![0.0; n];
+            if src_elements > 0 {
+                let (offset, _) = self.access(ctx, op, lane, sm, &si, src_elements, Some(size))?;
+                let MemRef::Global(g) = sm else { return Err(malformed(op)) };
+                let data = ctx.args[g].as_tile().ok_or_else(|| self.undefined(ctx, op, lane))?;
+                values[..src_elements].copy_from_slice(&data.values[offset..offset + src_elements]);
+            }
+            let (offset, bytes) = self.access(ctx, op, lane, dm, &di, n, Some(size))?;
+            let MemRef::Shared(tile) = dm else { return Err(malformed(op)) };
+            ctx.shared.issue((self.id * 32 + lane) as usize, PendingCopy { tile, offset, values, bytes });
+        }
+        Ok(())
+    }
+}
+
+fn unreachable_control(op: &Operation) -> Result<(), SimError> {
+    Err(SimError::Unsupported { span: op.span, op: op.kind.name(), reason: "control flow handled elsewhere".into() })
+}
+
+fn malformed(op: &Operation) -> SimError {
+    SimError::Unsupported { span: op.span, op: op.kind.name(), reason: "its operands are malformed (verify the IR first)".into() }
+}
+
+fn axis_of(attr: Option<&Attribute>) -> usize {
+    match attr.and_then(Attribute::as_keyword) {
+        Some("y") => 1,
+        Some("z") => 2,
+        _ => 0,
+    }
+}
+
+/// Elements moved by a load or store of this type.
+fn vector_len(ty: &Type) -> usize {
+    match ty {
+        Type::Vector(v) => v.num_elements() as usize,
+        _ => 1,
+    }
+}
+
+/// Vector accesses must be aligned to their size (the largest power of two dividing it, at most 16 bytes).
+fn access_align(ty: &Type, count: usize) -> Option<u64> {
+    let Type::Vector(v) = ty else { return None };
+    let bits = count as u64 * u64::from(v.elem.bit_width());
+    let bytes = (bits / 8).max(1);
+    Some((1u64 << bytes.trailing_zeros()).min(16))
+}
+
+/// One elementwise binary op, rounded to the element type. `None`: integer division by zero.
+fn arith(kind: OpKind, elem: ScalarType, x: f64, y: f64) -> Option<f64> {
+    let int = elem.is_integer();
+    let r = match kind {
+        OpKind::Add => x + y,
+        OpKind::Sub => x - y,
+        OpKind::Mul => {
+            if int {
+                // Exact modulo 2^64 even where the f64 product would round.
+                (x as i64).wrapping_mul(y as i64) as f64
+            } else {
+                x * y
+            }
+        }
+        OpKind::Div => {
+            if int {
+                if y == 0.0 {
+                    return None;
+                }
+                (x as i64).wrapping_div(y as i64) as f64
+            } else {
+                x / y
+            }
+        }
+        OpKind::Rem => {
+            if y == 0.0 {
+                return None;
+            }
+            (x as i64).wrapping_rem(y as i64) as f64
+        }
+        OpKind::Min => x.min(y),
+        OpKind::Max => x.max(y),
+        _ => return Some(x),
+    };
+    Some(round_to(elem, r))
+}

@@ -1,0 +1,114 @@
+//! `ldmatrix` and `stmatrix` (m8n8, b16), from the PTX ISA's description of the instructions.
+//!
+//! With `.x1`, `.x2` or `.x4` (`numTiles` = n), lanes `8i .. 8i+7` give the shared addresses of rows
+//! `0 .. 7` of matrix `i`; each row is 8 contiguous 16-bit elements (16 bytes) at a 16-byte aligned address.
+//! The addresses of lanes `8n ..` are ignored. Register `i` of lane `t` holds matrix `i`'s row `t / 4`,
+//! columns `2 (t % 4)` and `2 (t % 4) + 1` (low half first); with `.trans` it holds column `t / 4`, rows
+//! `2 (t % 4)` and `2 (t % 4) + 1`, i.e. each 8x8 matrix arrives transposed. `stmatrix` moves the same
+//! elements the other way.
+
+use crate::attr::Attribute;
+use crate::body::Operation;
+use crate::types::Type;
+
+use super::error::SimError;
+use super::exec::{Ctx, Val, Warp};
+use super::memory::MemRef;
+
+/// `numTiles` and `transpose`, and a check that `ty` is the per-lane fragment `vector<n x 2 x b16>`.
+fn matrix_form(ctx: &Ctx<'_>, op: &Operation, ty: &Type, mem: crate::body::Value) -> Result<(usize, bool), SimError> {
+    let fragment_error = |message: String| SimError::FragmentType { span: op.span, op: op.kind.name(), message };
+    let n = match op.attr("numTiles").and_then(Attribute::as_int) {
+        Some(n @ (1 | 2 | 4)) => n as usize,
+        other => return Err(fragment_error(format!("numTiles must be 1, 2 or 4, found {other:?}"))),
+    };
+    let trans = op.attr("transpose").and_then(Attribute::as_bool).unwrap_or(false);
+    let ok = matches!(ty, Type::Vector(v) if v.shape == [n as u64, 2] && v.elem.bit_width() == 16);
+    if !ok {
+        return Err(fragment_error(format!("numTiles = {n} moves 'vector<{n}x2xf16>' (16-bit elements) per lane, not '{ty}'")));
+    }
+    let tile = ctx.func.body.ty(mem);
+    if !matches!(tile, Type::Tile(t) if t.elem.bit_width() == 16 && t.space == crate::types::MemorySpace::Shared) {
+        return Err(fragment_error(format!("the matrices must be in a shared tile of 16-bit elements, not '{tile}'")));
+    }
+    Ok((n, trans))
+}
+
+/// Which element of the 8x8 matrix half `j` of a lane's register holds.
+fn element_of(lane: usize, j: usize, trans: bool) -> (usize, usize) {
+    let (r, c) = (lane / 4, 2 * (lane % 4) + j);
+    if trans {
+        (c, r)
+    } else {
+        (r, c)
+    }
+}
+
+/// The row address (tile offset) given by each of the lanes `0 .. 8n`.
+fn row_offsets(w: &Warp, ctx: &Ctx<'_>, op: &Operation, mem_value: crate::body::Value, n: usize) -> Result<(usize, Vec<usize>), SimError> {
+    let mut tile = None;
+    let mut offsets = Vec::with_capacity(8 * n);
+    for lane in 0..(8 * n) as u32 {
+        let mem = w.mem(ctx, op, mem_value, lane)?;
+        let MemRef::Shared(t) = mem else {
+            return Err(SimError::FragmentType { span: op.span, op: op.kind.name(), message: "the matrices must be in shared memory".into() });
+        };
+        tile = Some(t);
+        let index = w.indices(ctx, op, "indices", lane)?;
+        let (offset, _) = w.access(ctx, op, lane, mem, &index, 8, Some(16))?;
+        offsets.push(offset);
+    }
+    Ok((tile.unwrap_or(0), offsets))
+}
+
+pub(super) fn ldmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation) -> Result<(), SimError> {
+    w.require_converged(ctx, op)?;
+    let (Some(src), Some(result)) = (op.operand("src"), op.result()) else {
+        return Err(SimError::FragmentType { span: op.span, op: op.kind.name(), message: "needs a source and a result".into() });
+    };
+    let (n, trans) = matrix_form(ctx, op, ctx.func.body.ty(result), src)?;
+    // Phase 1: lanes 0 .. 8n read their row.
+    let (tile, offsets) = row_offsets(w, ctx, op, src, n)?;
+    let data = &ctx.shared.tiles[tile].data.values;
+    let rows: Vec<&[f64]> = offsets.iter().map(|&o| &data[o..o + 8]).collect();
+    // Phase 2: the rows are distributed over the warp.
+    for lane in 0..32usize {
+        let mut v = Vec::with_capacity(2 * n);
+        for i in 0..n {
+            for j in 0..2 {
+                let (r, c) = element_of(lane, j, trans);
+                v.push(rows[8 * i + r][c]);
+            }
+        }
+        w.set(result, lane as u32, Val::Vector(v));
+    }
+    Ok(())
+}
+
+pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation) -> Result<(), SimError> {
+    w.require_converged(ctx, op)?;
+    let (Some(value), Some(dst)) = (op.operand("value"), op.operand("dst")) else {
+        return Err(SimError::FragmentType { span: op.span, op: op.kind.name(), message: "needs a value and a destination".into() });
+    };
+    let (n, trans) = matrix_form(ctx, op, ctx.func.body.ty(value), dst)?;
+    let mut fragments = Vec::with_capacity(32);
+    for lane in 0..32u32 {
+        fragments.push(w.vector(ctx, op, value, lane)?.to_vec());
+    }
+    let (tile, offsets) = row_offsets(w, ctx, op, dst, n)?;
+    // Gather each row of each matrix from the lanes holding its elements, then write it where its lane says.
+    let mut rows = vec![[0.0f64; 8]; 8 * n];
+    for (lane, fragment) in fragments.iter().enumerate() {
+        for i in 0..n {
+            for j in 0..2 {
+                let (r, c) = element_of(lane, j, trans);
+                rows[8 * i + r][c] = fragment[2 * i + j];
+            }
+        }
+    }
+    let data = &mut ctx.shared.tiles[tile].data.values;
+    for (row, &offset) in rows.iter().zip(&offsets) {
+        data[offset..offset + 8].copy_from_slice(row);
+    }
+    Ok(())
+}

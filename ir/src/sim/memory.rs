@@ -1,0 +1,200 @@
+//! The memories a thread block sees: the kernel's global tiles (the caller's [`TensorData`]), the block's
+//! shared tiles laid out in one shared address space, and the asynchronous copies (`cp.async`) in flight.
+//!
+//! Addresses: global tiles start at 256-byte aligned addresses (as `cudaMalloc` gives); shared tiles are
+//! placed in the order their `tile.alloc_shared` ops appear in the kernel, each at a 128-byte aligned
+//! offset. Elements are row-major inside a tile. Alignment checks use these addresses.
+
+use std::collections::VecDeque;
+
+use crate::body::{Func, OpId};
+use crate::data::{round_to, TensorData};
+use crate::diag::Span;
+use crate::ops::OpKind;
+use crate::types::Type;
+
+use super::error::SimError;
+
+/// Shared memory of one block on the largest target (sm_90: 227 KiB usable per block).
+pub const SHARED_MEMORY_LIMIT: u64 = 227 * 1024;
+
+/// Alignment of each shared tile.
+const SHARED_ALIGN: u64 = 128;
+
+/// A memory operand: which tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum MemRef {
+    /// The kernel argument with this index.
+    Global(usize),
+    /// The shared tile with this index (in [`BlockMemory::shared`]).
+    Shared(usize),
+}
+
+/// One shared tile.
+#[derive(Clone, Debug)]
+pub(super) struct SharedTile {
+    pub op: OpId,
+    /// Byte address in the block's shared memory.
+    pub base: u64,
+    pub data: TensorData,
+}
+
+/// The static layout of the kernel's shared tiles: one per `tile.alloc_shared` op, in program order.
+#[derive(Clone, Debug)]
+pub(super) struct SharedLayout {
+    pub tiles: Vec<SharedTile>,
+    pub bytes: u64,
+}
+
+impl SharedLayout {
+    pub fn new(func: &Func) -> Result<SharedLayout, SimError> {
+        let mut ops = Vec::new();
+        func.body.walk(func.entry, &mut |op| {
+            if func.body.op(op).kind == OpKind::AllocShared {
+                ops.push(op);
+            }
+        });
+        let mut tiles = Vec::new();
+        let mut next = 0u64;
+        for op in ops {
+            let o = func.body.op(op);
+            let Some(Type::Tile(t)) = o.result().map(|r| func.body.ty(r)) else {
+                return Err(SimError::Unsupported { span: o.span, op: "tile.alloc_shared", reason: "it must produce a shared tile".into() });
+            };
+            let Some(shape) = t.static_shape() else {
+                return Err(SimError::Unsupported { span: o.span, op: "tile.alloc_shared", reason: "its shape must be static".into() });
+            };
+            let elements: u64 = shape.iter().product();
+            let bytes = (elements * u64::from(t.elem.bit_width())).div_ceil(8);
+            let base = next.div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
+            next = base.saturating_add(bytes);
+            if next > SHARED_MEMORY_LIMIT {
+                return Err(SimError::SharedMemoryExceeded { span: o.span, bytes: next, limit: SHARED_MEMORY_LIMIT });
+            }
+            let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
+            tiles.push(SharedTile { op, base, data: TensorData::zeros(&shape, t.elem) });
+        }
+        Ok(SharedLayout { tiles, bytes: next })
+    }
+}
+
+/// A copy issued by `nvgpu.device_async_copy` that has not landed yet.
+#[derive(Clone, Debug)]
+pub(super) struct PendingCopy {
+    pub tile: usize,
+    /// Row-major offset of the first destination element.
+    pub offset: usize,
+    /// The values read from global memory, zero-filled past `src_elements`.
+    pub values: Vec<f64>,
+    /// Byte range in shared memory.
+    pub bytes: (u64, u64),
+}
+
+/// One thread's asynchronous copies: those not yet committed, and the committed groups, oldest first.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ThreadCopies {
+    pub open: Vec<PendingCopy>,
+    pub groups: VecDeque<Vec<PendingCopy>>,
+}
+
+/// Shared memory of one block plus the asynchronous copies in flight.
+#[derive(Clone, Debug)]
+pub(super) struct BlockShared {
+    pub tiles: Vec<SharedTile>,
+    /// For each byte of shared memory, how many pending copies write it.
+    pending: Vec<u16>,
+    pub copies: Vec<ThreadCopies>,
+}
+
+impl BlockShared {
+    pub fn new(layout: &SharedLayout, threads: usize) -> BlockShared {
+        BlockShared {
+            tiles: layout.tiles.clone(),
+            pending: vec![0; layout.bytes as usize],
+            copies: vec![ThreadCopies::default(); threads],
+        }
+    }
+
+    /// The first byte in `[start, end)` that a pending copy writes, if any.
+    pub fn pending_in(&self, (start, end): (u64, u64)) -> Option<u64> {
+        (start..end).find(|&b| self.pending.get(b as usize).is_some_and(|&n| n > 0))
+    }
+
+    pub fn issue(&mut self, thread: usize, copy: PendingCopy) {
+        for b in copy.bytes.0..copy.bytes.1 {
+            if let Some(n) = self.pending.get_mut(b as usize) {
+                *n = n.saturating_add(1);
+            }
+        }
+        self.copies[thread].open.push(copy);
+    }
+
+    pub fn commit(&mut self, thread: usize) {
+        let open = std::mem::take(&mut self.copies[thread].open);
+        self.copies[thread].groups.push_back(open);
+    }
+
+    /// Lands the thread's oldest groups until at most `keep` committed groups are pending.
+    pub fn wait(&mut self, thread: usize, keep: usize) {
+        while self.copies[thread].groups.len() > keep {
+            if let Some(group) = self.copies[thread].groups.pop_front() {
+                for copy in group {
+                    self.land(copy);
+                }
+            }
+        }
+    }
+
+    /// Lands every copy still in flight (at the end of the block: the hardware would complete them too).
+    pub fn drain(&mut self) {
+        for thread in 0..self.copies.len() {
+            self.commit(thread);
+            self.wait(thread, 0);
+        }
+    }
+
+    fn land(&mut self, copy: PendingCopy) {
+        for b in copy.bytes.0..copy.bytes.1 {
+            if let Some(n) = self.pending.get_mut(b as usize) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        let data = &mut self.tiles[copy.tile].data;
+        for (i, v) in copy.values.into_iter().enumerate() {
+            if let Some(slot) = data.values.get_mut(copy.offset + i) {
+                *slot = round_to(data.elem, v);
+            }
+        }
+    }
+}
+
+/// The row-major offset of `index` in a tile of `shape`, when every coordinate is inside and `count`
+/// elements starting there stay inside the last axis.
+pub(super) fn offset_of(shape: &[usize], index: &[i64], count: usize) -> Option<usize> {
+    if index.len() != shape.len() || shape.is_empty() {
+        return None;
+    }
+    let mut offset = 0usize;
+    for (axis, (&i, &n)) in index.iter().zip(shape).enumerate() {
+        if i < 0 || i as usize >= n {
+            return None;
+        }
+        if axis + 1 == shape.len() && i as usize + count > n {
+            return None;
+        }
+        offset = offset * n + i as usize;
+    }
+    Some(offset)
+}
+
+/// Byte address of element `offset` of a tile starting at `base`, and the byte just past `count` elements.
+pub(super) fn byte_range(base: u64, bits: u32, offset: usize, count: usize) -> (u64, u64) {
+    let start_bits = base * 8 + offset as u64 * u64::from(bits);
+    let end_bits = start_bits + count as u64 * u64::from(bits);
+    (start_bits / 8, end_bits.div_ceil(8))
+}
+
+/// The span of a function, for argument errors.
+pub(super) fn func_span(func: &Func) -> Span {
+    func.span
+}
