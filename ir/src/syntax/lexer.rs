@@ -140,7 +140,7 @@ impl Lexer<'_> {
                     let name = self.text[name_start..self.pos].to_string();
                     if name.is_empty() {
                         let what = if c == b'%' { "value name" } else { "symbol name" };
-                        self.error(start, self.pos + 1, format!("expected a {what} after '{}'", c as char));
+                        self.error(start, start + 1, format!("expected a {what} after '{}'", c as char));
                         continue;
                     }
                     let kind = if c == b'%' { TokenKind::ValueRef(name) } else { TokenKind::Symbol(name) };
@@ -285,6 +285,8 @@ impl Lexer<'_> {
                     return;
                 }
                 '\\' => {
+                    // Where the escape starts (the backslash), for diagnostics that must not split a character.
+                    let esc_start = self.pos - 1;
                     let esc = self.text[self.pos..].chars().next();
                     self.pos += esc.map_or(0, char::len_utf8);
                     match esc {
@@ -305,10 +307,10 @@ impl Lexer<'_> {
                                     value.push(ch);
                                     self.pos = c + 1;
                                 }
-                                _ => self.error(self.pos - 2, self.pos, "invalid unicode escape"),
+                                _ => self.error(esc_start, self.pos, "invalid unicode escape"),
                             }
                         }
-                        _ => self.error(self.pos.saturating_sub(2), self.pos, "invalid escape in string literal"),
+                        _ => self.error(esc_start, self.pos, "invalid escape in string literal"),
                     }
                 }
                 _ => value.push(ch),

@@ -109,8 +109,13 @@ impl<'a> Parser<'a> {
     }
 
     fn error(&mut self, span: Span, message: impl Into<String>) -> Reported {
+        self.report(Diagnostic::error(span, message))
+    }
+
+    /// Records a diagnostic; past a hundred, more only hide the first ones.
+    fn report(&mut self, d: Diagnostic) -> Reported {
         if self.diags.len() < 100 {
-            self.diags.push(Diagnostic::error(span, message));
+            self.diags.push(d);
         }
         Reported
     }
@@ -230,7 +235,7 @@ impl<'a> Parser<'a> {
                 if let Some(&previous) = names.get(&func.name) {
                     let d = Diagnostic::error(func.span, format!("redefinition of function '@{}'", func.name))
                         .with_note_at(previous, "previous definition is here");
-                    self.diags.push(d);
+                    self.report(d);
                 } else {
                     names.insert(func.name.clone(), func.span);
                 }
@@ -341,7 +346,7 @@ impl<'a> Parser<'a> {
                 TokenKind::Eof => {
                     let d = Diagnostic::error(self.span(), "unexpected end of file: missing '}'")
                         .with_note_at(open, "to close the region opened here");
-                    self.diags.push(d);
+                    self.report(d);
                     return Err(Reported);
                 }
                 _ => {
@@ -374,7 +379,7 @@ impl<'a> Parser<'a> {
         if let Some(previous) = previous {
             let d = Diagnostic::error(span, format!("redefinition of value '%{name}'"))
                 .with_note_at(previous, "previous definition is here");
-            self.diags.push(d);
+            self.report(d);
             return Err(Reported);
         }
         if let Some(scope) = self.scopes.last_mut() {
@@ -430,7 +435,7 @@ impl<'a> Parser<'a> {
             if let Some(close) = closest_op_name(&name) {
                 d = d.with_note(format!("did you mean '{close}'?"));
             }
-            self.diags.push(d);
+            self.report(d);
             return Err(Reported);
         };
         let spec = match kind {
