@@ -179,3 +179,25 @@ fn builder_diagnostics_are_at_unknown_locations() {
     assert!(errors[0].starts_with("built:<unknown location>: unexpected error"), "{errors:?}");
     let _ = ExpectedLine::Unknown;
 }
+
+/// Inputs the property tests found, whose diagnostics pointed past the end of the text or into the middle
+/// of a character (fixed in the lexer): `%` or `@` at the end of input or before a multi-byte character,
+/// and an invalid escape of a multi-byte character.
+#[test]
+fn regression_spans_stay_inside_the_text() {
+    for text in ["%", "@", "%\u{fffd}", "tile.func @f() {\n  %", "\"\\\u{fffd}", "\"\\u{zz}\u{e9}\""] {
+        let diags = expect::diagnose(text);
+        assert!(!diags.is_empty(), "{text:?}");
+        for d in &diags {
+            assert_span_inside(&format!("{text:?}"), text, d.span);
+        }
+    }
+}
+
+/// Every parse error counts towards the cap of 100 (unknown ops used to bypass it).
+#[test]
+fn regression_parse_errors_are_capped() {
+    let body: String = (0..500).map(|i| format!("  %v{i} = tile.bogus{i}\n")).collect();
+    let text = format!("tile.func @f() {{\n{body}  tile.return\n}}\n");
+    assert_eq!(expect::diagnose(&text).len(), 100);
+}
