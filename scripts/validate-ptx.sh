@@ -2,8 +2,9 @@
 # scripts/validate-ptx.sh: compile every examples/*.tir to PTX for sm_80 and sm_90 with tilec and have
 # ptxas (the project-local one, $PTXAS) assemble it, printing each kernel's `ptxas -v` resource line.
 #
-# Until the tilec CLI can emit PTX (`--emit ptx` in `tilec --help`), the examples are reported as not
-# validated and the script exits 0 -- unless REQUIRE_PTX_EXAMPLES=1, which makes that a failure.
+# Until the tilec CLI can emit PTX for a target (`--target` and `--emit ptx` in `tilec --help`), the examples
+# are reported as NOT VALIDATED and the script exits 0 -- unless REQUIRE_PTX_EXAMPLES=1 (set it in the
+# Makefile once the backend works), which makes every example/target pair mandatory.
 # The PTX files are kept under out/ptx/ for inspection.
 set -euo pipefail
 
@@ -23,10 +24,12 @@ if [ "${#examples[@]}" -eq 0 ]; then
   [ "${REQUIRE_PTX_EXAMPLES:-0}" = 1 ] && exit 1
   exit 0
 fi
-if ! "$TILEC" --help 2>&1 | grep -q -- '--emit' || ! "$TILEC" --help 2>&1 | grep -qw 'ptx'; then
-  echo "validate-ptx: NOT VALIDATED: tilec cannot emit PTX yet (no '--emit ... ptx' in tilec --help);"
+# tilec can emit PTX once its help offers both `--target` and a `ptx` value for --emit; REQUIRE_PTX_EXAMPLES=1
+# forces the attempt (and makes any failure count).
+help_text="$("$TILEC" --help 2>&1 || true)"
+if [ "${REQUIRE_PTX_EXAMPLES:-0}" != 1 ] && ! { grep -q -- '--target' <<<"$help_text" && grep -qw 'ptx' <<<"$help_text"; }; then
+  echo "validate-ptx: NOT VALIDATED: tilec cannot emit PTX for a target yet (no '--target' and '--emit ptx' in tilec --help);"
   echo "validate-ptx: ${#examples[@]} example(s) waiting: ${examples[*]##*/}"
-  [ "${REQUIRE_PTX_EXAMPLES:-0}" = 1 ] && exit 1
   exit 0
 fi
 
