@@ -338,7 +338,7 @@ impl Lexer<'_> {
                     self.pos += 1;
                 }
                 let at = start + e.offset.min(self.text.len() - start);
-                let message = if e.message.contains("unterminated") || at >= self.text.len() {
+                let message = if e.message.contains("unterminated") || e.message.contains("unclosed") || at >= self.text.len() {
                     format!("unterminated layout attribute: {}", e.message)
                 } else {
                     format!("malformed layout attribute: {}", e.message)
