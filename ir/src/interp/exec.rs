@@ -156,7 +156,7 @@ impl<'f, 'a> Machine<'f, 'a> {
                         span,
                         index,
                         name: name.clone(),
-                        expected: format!("an index within ±2^53"),
+                        expected: "an index within ±2^53".to_string(),
                         found: format!("{x}"),
                     })?;
                     *x = v;
@@ -211,7 +211,7 @@ impl<'f, 'a> Machine<'f, 'a> {
                     return Err(malformed(op, "needs a static shape"));
                 };
                 let elements = shape.iter().fold(1u128, |acc, &n| acc.saturating_mul(n as u128));
-                shared_bytes = shared_bytes.saturating_add((elements.saturating_mul(u128::from(t.elem.bit_width())) + 7) / 8);
+                shared_bytes = shared_bytes.saturating_add(elements.saturating_mul(u128::from(t.elem.bit_width())).div_ceil(8));
                 if shared_bytes > u128::from(self.limits.max_shared_bytes) {
                     return Err(InterpError::SharedMemoryTooLarge {
                         span: op.span,
