@@ -1,0 +1,142 @@
+//! tilec's GPU launcher: runs a [`Bundle`] (PTX compiled elsewhere, raw input buffers, launch configuration) with
+//! the CUDA driver, opened at run time, and writes the output buffers back. No LLVM and no MLIR: the binary is
+//! under 1 MB, so it can be carried to a GPU machine. Checking the numbers is `tilec`'s job.
+
+pub mod bundle;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
+
+pub use crate::bundle::{Bundle, Buffer, Param};
+
+/// What went wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Bundle(String),
+    #[error("no usable GPU: {0} (run `tilec sim` to check numerics on the CPU)")]
+    NoGpu(String),
+    #[error("{kernel}: {message}")]
+    Launch { kernel: String, message: String },
+}
+
+impl RunError {
+    /// 2 for a missing GPU, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        if matches!(self, RunError::NoGpu(_)) { 2 } else { 1 }
+    }
+}
+
+/// Runs every bundle directory in order on GPU 0; prints one line per bundle.
+pub fn run_all(dirs: &[PathBuf]) -> Result<(), RunError> {
+    let ctx = open_gpu()?;
+    let stream = ctx.default_stream();
+    let mut failed = 0;
+    for dir in dirs {
+        match run_bundle(&ctx, &stream, dir) {
+            Ok(line) => println!("{}: {line}", dir.display()),
+            Err(e) => {
+                failed += 1;
+                eprintln!("{}: error: {e}", dir.display());
+            }
+        }
+    }
+    if failed > 0 {
+        return Err(RunError::Bundle(format!("{failed} of {} bundle(s) failed", dirs.len())));
+    }
+    Ok(())
+}
+
+/// Opens GPU 0 through the driver library.
+pub fn open_gpu() -> Result<Arc<CudaContext>, RunError> {
+    // cudarc panics when libcuda cannot be opened; that is an environment problem, reported as one.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let ctx = std::panic::catch_unwind(|| CudaContext::new(0));
+    std::panic::set_hook(default_hook);
+    ctx.map_err(|_| RunError::NoGpu("the CUDA driver library (libcuda.so) could not be loaded".into()))?
+        .map_err(|e| RunError::NoGpu(format!("{e:?}")))
+}
+
+fn read(dir: &Path, name: &str) -> Result<Vec<u8>, RunError> {
+    std::fs::read(dir.join(name)).map_err(|e| RunError::Bundle(format!("{}: {e}", dir.join(name).display())))
+}
+
+/// Runs one bundle directory; returns a one-line summary (with the median time when `repeat` is set).
+pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) -> Result<String, RunError> {
+    let text = read(dir, "bundle.json")?;
+    let bundle: Bundle = serde_json::from_slice(&text).map_err(|e| RunError::Bundle(format!("bundle.json: {e}")))?;
+    let ptx = String::from_utf8(read(dir, &bundle.ptx)?).map_err(|_| RunError::Bundle("PTX is not UTF-8".into()))?;
+    let fail = |message: String| RunError::Launch { kernel: bundle.kernel.clone(), message };
+    let module = ctx.load_module(Ptx::from_src(ptx)).map_err(|e| fail(format!("loading the PTX failed: {e:?}")))?;
+    let function = module.load_function(&bundle.kernel).map_err(|e| fail(format!("no such kernel: {e:?}")))?;
+    if bundle.shared_bytes > 48 * 1024 {
+        use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        function
+            .set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bundle.shared_bytes as i32)
+            .map_err(|e| fail(format!("raising the shared memory limit failed: {e:?}")))?;
+    }
+    // Device buffers, in parameter order.
+    let mut buffers: Vec<Option<CudaSlice<u8>>> = Vec::new();
+    for param in &bundle.params {
+        buffers.push(match param {
+            Param::Buffer(b) => {
+                let bytes = match (&b.input, b.zeros) {
+                    (Some(file), _) => read(dir, file)?,
+                    (None, Some(n)) => vec![0u8; n],
+                    (None, None) => return Err(RunError::Bundle("a buffer needs `input` or `zeros`".into())),
+                };
+                // A zero-length allocation is not allowed: keep one byte.
+                let bytes = if bytes.is_empty() { vec![0u8] } else { bytes };
+                Some(stream.clone_htod(&bytes).map_err(|e| fail(format!("upload failed: {e:?}")))?)
+            }
+            _ => None,
+        });
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (bundle.grid[0], bundle.grid[1], bundle.grid[2]),
+        block_dim: (bundle.block[0], bundle.block[1], bundle.block[2]),
+        shared_mem_bytes: bundle.shared_bytes,
+    };
+    let launch = |buffers: &Vec<Option<CudaSlice<u8>>>| -> Result<(), RunError> {
+        let mut args = stream.launch_builder(&function);
+        for (param, buffer) in bundle.params.iter().zip(buffers) {
+            match (param, buffer) {
+                (Param::I32(v), _) => args.arg(v),
+                (Param::I64(v), _) => args.arg(v),
+                (Param::F32(v), _) => args.arg(v),
+                (Param::Buffer(_), Some(buf)) => args.arg(buf),
+                (Param::Buffer(_), None) => return Err(fail("internal: buffer missing".into())),
+            };
+        }
+        // SAFETY: the parameter list is the kernel's signature as recorded by the compiler in the bundle.
+        unsafe { args.launch(cfg) }.map_err(|e| fail(format!("launch failed: {e:?}")))?;
+        Ok(())
+    };
+    launch(&buffers)?;
+    stream.synchronize().map_err(|e| fail(format!("kernel failed: {e:?}")))?;
+    let mut summary = String::from("ok");
+    if bundle.repeat > 0 {
+        let mut times = Vec::new();
+        for _ in 0..bundle.repeat {
+            let start = std::time::Instant::now();
+            launch(&buffers)?;
+            stream.synchronize().map_err(|e| fail(format!("kernel failed: {e:?}")))?;
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(|a, b| a.total_cmp(b));
+        summary = format!("ok, median {:.4} ms over {} launches", times[times.len() / 2], times.len());
+    }
+    for (param, buffer) in bundle.params.iter().zip(&buffers) {
+        if let (Param::Buffer(b), Some(buf)) = (param, buffer) {
+            if let Some(out) = &b.output {
+                let bytes: Vec<u8> = stream.clone_dtoh(buf).map_err(|e| fail(format!("download failed: {e:?}")))?;
+                std::fs::write(dir.join(out), bytes).map_err(|e| RunError::Bundle(format!("{out}: {e}")))?;
+            }
+        }
+    }
+    Ok(summary)
+}
