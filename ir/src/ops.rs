@@ -229,7 +229,7 @@ define_ops! {
     MmaSync = "nvgpu.mma.sync" {
         operands: [a: One, b: One, c: One], results: ONE,
         format: Some("( $a , $b , $c ) attr-dict : type(results)"),
-        summary: "Warp-collective tensor-core MMA on per-thread fragments (`mmaShape = [m, n, k]`).",
+        summary: "Warp-collective tensor-core MMA on per-thread fragments (`mmaShape = [m, n, k]`; m8n8k4 also takes `layoutA`/`layoutB` = `row` or `col`, default `.row.col`).",
     }
     DeviceAsyncCopy = "nvgpu.device_async_copy" {
         operands: [src: One, src_indices: Variadic, dst: One, dst_indices: Variadic, src_elements: Optional],

@@ -701,6 +701,12 @@ impl Warp {
         let ty = ctx.func.body.ty(value).clone();
         let count = vector_len(&ty);
         for lane in lanes(mask) {
+            // A predicated store (`if %mask`) does nothing, and checks nothing, where the mask is false.
+            if let Some(m) = op.operand("mask") {
+                if self.num(ctx, op, m, lane)? == 0.0 {
+                    continue;
+                }
+            }
             let mem = self.mem(ctx, op, dst, lane)?;
             let index = self.indices(ctx, op, "indices", lane)?;
             let (offset, _) = self.access(ctx, op, lane, mem, &index, count, access_align(&ty, count))?;

@@ -125,6 +125,19 @@ fn mma_sync(v: &mut Verifier<'_>, op: &Operation) {
     if !mma_types_supported(ab, tc.elem) {
         v.error(op.span, format!("'nvgpu.mma.sync' does not accumulate '{ab}' into '{}'", tc.elem));
     }
+    // `.row`/`.col` of A and B (`layoutA = col`): only m8n8k4 has other forms than `.row.col`.
+    let layout = |name: &str, default: &str| match op.attr(name) {
+        None => Some(default.to_string()),
+        Some(a) => a.as_keyword().or(a.as_str()).filter(|k| *k == "row" || *k == "col").map(str::to_string),
+    };
+    match (layout("layoutA", "row"), layout("layoutB", "col")) {
+        (Some(la), Some(lb)) => {
+            if (m, n, k) != (8, 8, 4) && (la != "row" || lb != "col") {
+                v.error(op.span, format!("'nvgpu.mma.sync' m{m}n{n}k{k} exists only as layoutA = row, layoutB = col"));
+            }
+        }
+        _ => v.error(op.span, "'nvgpu.mma.sync' layoutA and layoutB must be 'row' or 'col'"),
+    }
     let (fa, fb, fc) = fragment_sizes(m as u64, n as u64, k as u64);
     for (what, ty, expected) in [("A", ta, fa), ("B", tb, fb), ("C", tc, fc)] {
         if ty.num_elements() != expected {
