@@ -31,6 +31,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Show a hardware fragment layout as a table, JSON, or an SVG picture.
     Layout(LayoutArgs),
+    /// Run the reference interpreter on seeded random inputs; print a checksum per argument.
+    Interp(InterpArgs),
 }
 
 /// Compile a `.tir` file (the default command).
@@ -94,4 +96,32 @@ pub struct LayoutArgs {
     /// Draw the tile as an SVG grid, each cell labelled `T<lane>:V<value>`.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<String>,
+}
+
+/// How to make up the inputs of a run: shapes, scalar values, seed, grid.
+#[derive(Debug, Args)]
+pub struct RunInputs {
+    /// The GEMM convention: A is MxK, B is KxN, C is MxN.
+    #[arg(long, value_name = "M,N,K")]
+    pub shape: Option<String>,
+    /// A tensor argument's shape (`A=256x128`) or a scalar argument's value (`alpha=1.5`); repeatable.
+    #[arg(long = "arg", value_name = "NAME=SHAPE|VALUE")]
+    pub args: Vec<String>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Grid size `x[,y[,z]]`; by default derived from the kernel (see `tilec_ir::interp::default_launch`).
+    #[arg(long, value_name = "X,Y,Z")]
+    pub grid: Option<String>,
+    /// The kernel to run when the file has several.
+    #[arg(long = "func", value_name = "NAME")]
+    pub func: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct InterpArgs {
+    /// Input file (`-` for standard input).
+    pub input: String,
+    #[command(flatten)]
+    pub inputs: RunInputs,
 }

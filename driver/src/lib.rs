@@ -43,6 +43,7 @@ fn run(cli: Cli) -> Result<String, DriverError> {
     match cli.command {
         Some(Command::Check(args)) => commands::check::run(&args),
         Some(Command::Layout(args)) => commands::layout::run(&args),
+        Some(Command::Interp(args)) => commands::interp::run(&args),
         None => {
             let mut args = cli.compile;
             args.input = args.input_path.clone().ok_or_else(|| {
