@@ -36,6 +36,7 @@ pub fn default_pipeline(target: Target) -> &'static str {
         Target::Sm80 | Target::Sm86 | Target::Sm89 | Target::Sm90 => concat!(
             "canonicalize,", // fold constants, simplify identities, drop zero-trip loops
             "cse,",          // merge identical pure ops
+            "canonicalize,", // fold what merging exposed (`select %c, %x, %x`, `%x - %x`)
             "dce",           // remove what is now unused
         ),
     }
@@ -241,7 +242,7 @@ mod tests {
     fn default_pipeline_parses() {
         for t in Target::ALL {
             let p = Pipeline::parse(default_pipeline(t)).unwrap();
-            assert_eq!(p.names(), ["canonicalize", "cse", "dce"]);
+            assert_eq!(p.names(), ["canonicalize", "cse", "canonicalize", "dce"]);
         }
     }
 

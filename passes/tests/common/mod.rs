@@ -1,0 +1,61 @@
+//! Inputs shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+fn tir_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            tir_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "tir") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every `.tir` file under `examples/`, recursively, sorted, with its text.
+pub fn examples() -> Vec<(PathBuf, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut files = Vec::new();
+    tir_files(&root, &mut files);
+    files.sort();
+    files.into_iter().map(|p| (p.clone(), std::fs::read_to_string(&p).unwrap())).collect()
+}
+
+/// A function with something for every cleanup pass to do: foldable constants, identities, duplicates,
+/// static and dynamic dims, a zero-trip loop, a loop with a loop-invariant duplicate, unused values.
+pub const DIRTY: &str = "tile.func @dirty(%A: tile<64x?xf16, global>, %out: tile<16x8xi32, global>, %n: index) {
+  %c0 = tile.constant 0 : index
+  %c1 = tile.constant 1 : index
+  %c8 = tile.constant 8 : index
+  %c0b = tile.constant 0 : index
+  %m = tile.dim %A, 0 : index
+  %k = tile.dim %A, 1 : index
+  %k2 = tile.dim %A, 1 : index
+  %a = tile.add %n, %c0b : index
+  %b = tile.mul %a, %c1 : index
+  %p = tile.mul %m, %c8 : index
+  %q = tile.div %p, %c0 : index
+  %two = tile.constant 2 : i32
+  %s = tile.splat %two : tile<16x8xi32, reg>
+  %none = tile.for %i = %c8 to %c0 step %c1 iter_args(%x = %s) -> (tile<16x8xi32, reg>) {
+    %y = tile.add %x, %x : tile<16x8xi32, reg>
+    tile.yield %y
+  }
+  %acc = tile.for %i = %c0 to %k step %c8 iter_args(%x = %none) -> (tile<16x8xi32, reg>) {
+    %kk = tile.dim %A, 1 : index
+    %t = tile.mul %i, %kk : index
+    %u = tile.mul %i, %k2 : index
+    %y = tile.add %x, %s : tile<16x8xi32, reg>
+    tile.yield %y
+  }
+  %dead = tile.for %i = %c0 to %b step %c1 iter_args(%x = %c0) -> (index) {
+    %y = tile.add %x, %i : index
+    tile.yield %y
+  }
+  tile.copy_r2g %acc, %out[%c0, %c0]
+  tile.return
+}
+";
