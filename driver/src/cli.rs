@@ -33,6 +33,8 @@ pub enum Command {
     Layout(LayoutArgs),
     /// Run the reference interpreter on seeded random inputs; print a checksum per argument.
     Interp(InterpArgs),
+    /// Run an nvgpu-level kernel on the CPU warp simulator; print probed per-lane registers.
+    Sim(SimArgs),
 }
 
 /// Compile a `.tir` file (the default command).
@@ -110,6 +112,10 @@ pub struct RunInputs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Fill a tensor argument from a text file of whitespace-separated numbers, row-major (for example a
+    /// matrix copied from a seed document); repeatable.
+    #[arg(long = "input", value_name = "NAME=FILE")]
+    pub files: Vec<String>,
     /// Grid size `x[,y[,z]]`; by default derived from the kernel (see `tilec_ir::interp::default_launch`).
     #[arg(long, value_name = "X,Y,Z")]
     pub grid: Option<String>,
@@ -120,6 +126,14 @@ pub struct RunInputs {
 
 #[derive(Debug, Args)]
 pub struct InterpArgs {
+    /// Input file (`-` for standard input).
+    pub input: String,
+    #[command(flatten)]
+    pub inputs: RunInputs,
+}
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
     /// Input file (`-` for standard input).
     pub input: String,
     #[command(flatten)]

@@ -44,6 +44,7 @@ fn run(cli: Cli) -> Result<String, DriverError> {
         Some(Command::Check(args)) => commands::check::run(&args),
         Some(Command::Layout(args)) => commands::layout::run(&args),
         Some(Command::Interp(args)) => commands::interp::run(&args),
+        Some(Command::Sim(args)) => commands::sim::run(&args),
         None => {
             let mut args = cli.compile;
             args.input = args.input_path.clone().ok_or_else(|| {

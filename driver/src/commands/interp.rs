@@ -73,7 +73,28 @@ pub fn prepare(func: &Func, inputs: &RunInputs) -> Result<(Vec<ArgValue>, Launch
     for (name, value) in inputs.scalar_values()? {
         shapes = shapes.with_scalar(&name, value);
     }
-    let values = interp::default_args(func, &shapes, inputs.seed).map_err(|e| e.to_diagnostic())?;
+    let mut values = interp::default_args(func, &shapes, inputs.seed).map_err(|e| e.to_diagnostic())?;
+    let names = arg_names(func);
+    for setting in &inputs.files {
+        let (name, path) = setting
+            .split_once('=')
+            .ok_or_else(|| usage(format!("--input '{setting}': expected NAME=FILE")))?;
+        let name = name.trim_start_matches('%');
+        let index = names.iter().position(|n| n == name).ok_or_else(|| usage(format!("--input: no argument named '{name}'")))?;
+        let text = std::fs::read_to_string(path).map_err(|e| usage(format!("--input {path}: {e}")))?;
+        let numbers: Result<Vec<f64>, _> = text.split_whitespace().map(str::parse::<f64>).collect();
+        let numbers = numbers.map_err(|_| usage(format!("--input {path}: not a list of numbers")))?;
+        match &mut values[index] {
+            ArgValue::Tensor(t) if t.values.len() == numbers.len() => {
+                let elem = t.elem;
+                t.values = numbers.into_iter().map(|x| tilec_ir::data::round_to(elem, x)).collect();
+            }
+            ArgValue::Tensor(t) => {
+                return Err(usage(format!("--input {path}: {} numbers for '{name}', which has {} elements", numbers.len(), t.values.len())))
+            }
+            ArgValue::Scalar(..) => return Err(usage(format!("--input: '{name}' is a scalar; use --arg {name}=VALUE"))),
+        }
+    }
     let launch = match inputs.grid {
         Some(ref g) => Launch::new(parse_grid(g)?),
         None => interp::default_launch(func, &values).map_err(|e| e.to_diagnostic())?,

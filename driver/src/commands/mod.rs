@@ -4,3 +4,4 @@ pub mod check;
 pub mod compile;
 pub mod interp;
 pub mod layout;
+pub mod sim;
