@@ -144,9 +144,12 @@ impl Tally {
 
 // ---- seed 000: ldmatrix / stmatrix --------------------------------------------------------------------------
 
+/// One printed experiment: (m, n, logical A, copy result B).
+type Experiment = (usize, usize, Vec<Vec<f64>>, Vec<Vec<f64>>);
+
 struct LdmatrixSeed {
-    /// (m, n, logical A, copy result B) per experiment, in document order: x1, x2, x4, x4.trans, stmatrix.
-    experiments: Vec<(usize, usize, Vec<Vec<f64>>, Vec<Vec<f64>>)>,
+    /// In document order: x1, x2, x4, x4.trans, stmatrix.
+    experiments: Vec<Experiment>,
     /// Per-lane prints: x1's then x4's.
     x1_lanes: Vec<(usize, Vec<f64>)>,
     x4_lanes: Vec<(usize, Vec<f64>)>,

@@ -661,7 +661,7 @@ impl Warp {
         })?;
         let range = byte_range(base, data.elem.bit_width(), offset, count);
         if let Some(align) = align {
-            if range.0 % align != 0 {
+            if !range.0.is_multiple_of(align) {
                 return Err(SimError::Misaligned { span: op.span, op: op.kind.name(), at: self.place(ctx), lane, space, address: range.0, align });
             }
         }

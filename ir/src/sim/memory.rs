@@ -26,7 +26,7 @@ const SHARED_ALIGN: u64 = 128;
 pub(super) enum MemRef {
     /// The kernel argument with this index.
     Global(usize),
-    /// The shared tile with this index (in [`BlockMemory::shared`]).
+    /// The shared tile with this index (in `BlockShared::tiles`).
     Shared(usize),
 }
 

@@ -2,7 +2,7 @@
 //! would, one thread block after another, and reports misuse of the instructions as diagnostics.
 //!
 //! # Machine model
-//! - A launch is a grid of thread blocks ([`Launch::grid`]), simulated one block at a time (x fastest).
+//! - A launch is a grid of thread blocks (`Launch::grid`), simulated one block at a time (x fastest).
 //!   A block has `num_warps` warps (the function attribute, default 1) of 32 lanes; `nvgpu.thread_id x` is
 //!   `32 * warp + lane` (blocks are one-dimensional).
 //! - Each warp runs its lanes in lockstep, op by op, under an *active mask*. The only control flow is
@@ -13,8 +13,8 @@
 //! - Warps run until they reach `nvgpu.barrier`; when every warp of the block waits there (or has
 //!   returned), all go on. So programs without data races give the answer the GPU gives.
 //! - Memory: the kernel's global tiles are the caller's [`TensorData`] ([`SimArg::Tile`], updated in
-//!   place); shared tiles come from `tile.alloc_shared` (laid out statically, 128-byte aligned, see
-//!   [`memory`](self) for addresses); registers hold scalars and vectors per lane. Every access is
+//!   place); shared tiles come from `tile.alloc_shared` (laid out statically, 128-byte aligned, in the order of
+//!   the ops; global tiles 256-byte aligned); registers hold scalars and vectors per lane. Every access is
 //!   bounds-checked ([`SimError::OutOfBounds`] names the lane and index) and vector accesses are checked for
 //!   alignment to their size.
 //! - `nvgpu.device_async_copy` reads global memory when it is issued, but its data lands in shared memory only
