@@ -49,6 +49,27 @@ pub struct CompileArgs {
     /// What to produce.
     #[arg(long, value_enum, default_value_t = Emit::Tir)]
     pub emit: Emit,
+    /// GPU architecture.
+    #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
+    pub target: String,
+    /// Pass pipeline, e.g. "canonicalize,cse,dce" (default: the target's default pipeline; "" runs none).
+    #[arg(long, value_name = "PASSES")]
+    pub pipeline: Option<String>,
+    /// Print the IR after every pass (to stderr).
+    #[arg(long)]
+    pub print_ir_after_all: bool,
+    /// Print the IR after the named pass (repeatable).
+    #[arg(long, value_name = "PASS")]
+    pub print_ir_after: Vec<String>,
+    /// Print the IR before the named pass (repeatable).
+    #[arg(long, value_name = "PASS")]
+    pub print_ir_before: Vec<String>,
+    /// Do not run the verifier after every pass.
+    #[arg(long)]
+    pub no_verify_each: bool,
+    /// Print a per-pass wall-time table (to stderr), like `mlir-opt --mlir-timing`.
+    #[arg(long)]
+    pub timing: bool,
     #[arg(skip)]
     pub input: String,
 }

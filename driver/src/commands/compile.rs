@@ -1,12 +1,24 @@
-//! `tilec FILE [-o OUT] [--emit ...]`: the compiler proper.
+//! `tilec FILE [-o OUT] [--emit ...]`: the compiler proper. The pipeline reads top to bottom: parse, verify,
+//! run the pass pipeline, emit.
+
+use std::io::Write;
+use std::time::Instant;
+
+use tilec_ir::{Module, SourceFile};
+use tilec_passes::{PassContext, PassManager, PassRegistry, Target, TimingKind, TimingReport};
 
 use crate::cli::{CompileArgs, Emit};
 use crate::error::DriverError;
-use crate::input::{parse_and_verify, read_source, write_output};
+use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
 
 pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
+    let target: Target = args.target.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
+    let start = Instant::now();
     let source = read_source(&args.input)?;
-    let module = parse_and_verify(&source)?;
+    let mut module = parse_and_verify(&source)?;
+    let front_end = start.elapsed();
+    let mut timing = run_pipeline(args, target, &source, &mut module)?;
+    let emit_start = Instant::now();
     let output = match args.emit {
         Emit::Tir => tilec_ir::print_module(&module),
         other => {
@@ -15,5 +27,56 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
             )))
         }
     };
-    write_output(&args.output, output.as_bytes())
+    write_output(&args.output, output.as_bytes())?;
+    if let Some(timing) = timing.as_mut() {
+        timing.push_front("parse + verify", TimingKind::Other, front_end);
+        timing.push("emit", TimingKind::Other, emit_start.elapsed());
+        eprint!("{timing}");
+    }
+    Ok(())
+}
+
+/// Runs the pass pipeline over the module; returns the timing report when `--timing` asked for one.
+pub fn run_pipeline(
+    args: &CompileArgs,
+    target: Target,
+    source: &SourceFile,
+    module: &mut Module,
+) -> Result<Option<TimingReport>, DriverError> {
+    let registry = PassRegistry::with_builtin();
+    let text = args.pipeline.as_deref().unwrap_or(tilec_passes::default_pipeline(target));
+    let mut pm = PassManager::from_pipeline(&registry, text)
+        .map_err(|d| diagnostics(&SourceFile::new("--pipeline", text), vec![d]))?
+        .verify_each(!args.no_verify_each)
+        .print_ir_after_all(args.print_ir_after_all)
+        .timing(args.timing);
+    for name in &args.print_ir_after {
+        pm = pm.print_ir_after(name);
+    }
+    for name in &args.print_ir_before {
+        pm = pm.print_ir_before(name);
+    }
+    for name in pm.unmatched_print_filters() {
+        let hint = registry.suggest(&name).map(|s| format!("; did you mean '{s}'?")).unwrap_or_default();
+        eprintln!("tilec: warning: --print-ir-before/after '{name}' names no pass of the pipeline{hint}");
+    }
+    let mut cx = PassContext::new(target);
+    let mut stderr = std::io::stderr().lock();
+    match pm.run(module, &mut cx) {
+        Ok(report) => {
+            for dump in &report.dumps {
+                let _ = writeln!(stderr, "{dump}");
+            }
+            for remark in &cx.remarks {
+                let _ = writeln!(stderr, "remark: [{}] {}", remark.pass, remark.message);
+            }
+            Ok(report.timing)
+        }
+        Err(e) => {
+            for dump in &e.report.dumps {
+                let _ = writeln!(stderr, "{dump}");
+            }
+            Err(diagnostics(source, e.diagnostics.0))
+        }
+    }
 }
