@@ -30,6 +30,8 @@
 pub mod analysis;
 pub mod cleanup;
 pub mod context;
+pub mod layout_assignment;
+pub mod lower;
 pub mod manager;
 pub mod options;
 pub mod pass;
@@ -39,6 +41,8 @@ pub mod target;
 pub mod timing;
 
 pub use context::{PassContext, Remark};
+pub use layout_assignment::LayoutAssignment;
+pub use lower::LowerTileToNvgpu;
 pub use manager::{DumpPoint, IrDump, PassManager, PipelineError, RunReport};
 pub use options::PassOptions;
 pub use pass::Pass;

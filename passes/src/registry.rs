@@ -46,6 +46,8 @@ impl PassRegistry {
         r.register_pass::<Canonicalize>();
         r.register_pass::<Cse>();
         r.register_pass::<Dce>();
+        r.register_pass::<crate::LayoutAssignment>();
+        r.register_pass::<crate::LowerTileToNvgpu>();
         r
     }
 

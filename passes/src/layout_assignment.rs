@@ -1,0 +1,469 @@
+//! `layout-assignment`: gives every register tile a distributed layout.
+//!
+//! A distributed layout is a [`LinearLayout`] from the hardware indices `register`, `lane`, `warp` to the
+//! `row`, `col` of the block-level tile (Triton's linear layouts). For each `tile.mma` this pass
+//!
+//! 1. chooses the instruction by element type ([`MmaInstr::for_types`]: f16/bf16 → m16n8k16, s8/u8 →
+//!    m16n8k32, tf32 → m16n8k8);
+//! 2. chooses a warp grid `wm x wn` with `wm * wn = num_warps` (function attribute, default 4, written
+//!    back so later passes and the simulator agree), preferring the most balanced grid with `wm >= wn`
+//!    (4 → 2x2, 8 → 4x2) and falling back to the other factorizations (4 → 4x1, 1x4) when the preferred
+//!    one does not divide the tile: the warp tile `M/wm x N/wn` must be a multiple of the instruction's
+//!    `m x n`;
+//! 3. builds the operand layouts as products of the hardware fragment layout with repetitions over
+//!    instruction tiles (more `register` bits) and the warp grid (`warp` bits):
+//!    - A = frag_a × rep(k) × rep(m) × warp_m(row) × zero(wn): A is replicated over the warps of a row;
+//!    - B = frag_b × rep(n) × rep(k) × zero(wm) × warp_n(col): B is replicated over the warps of a column;
+//!    - C = frag_c × rep(n) × rep(m) × warp_m(row) × warp_n(col).
+//!
+//!    The warp index is `w = w_m + wm * w_n`. For B the n-repetition comes first so that two
+//!    neighbouring n8 fragments form one 16x16 `ldmatrix.x4.trans` (see `lower::copy_plan`).
+//!
+//! Layouts then spread through the values that must share them: the accumulator and the result of an
+//! mma, the four faces of a loop-carried value (init, block argument, yield operand, result), the
+//! operands and results of elementwise ops, `tile.select` and `tile.cast`. Each such class of values
+//! ([`LayoutClasses`]) takes the layout of the mma operand in it; two different requirements in one
+//! class are an error (no layout conversion exists yet). A class that no mma constrains gets a default
+//! ([`default_layout`]): the m16n8k16 A fragment for 16-bit elements, the m16n8 accumulator for 32-bit
+//! ones and the m16n8k32 A fragment for 8-bit ones, tiled over the warps without replication where the
+//! tile allows it.
+//!
+//! Shared tiles are left alone: without a layout they are row-major; the swizzle pass may give them
+//! one, and the lowering reads it from the type.
+
+use std::collections::HashMap;
+
+use tilec_ir::layout::{hardware_layout, Layout, LinearLayout};
+use tilec_ir::{Attribute, Diagnostic, Func, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Type, Value};
+
+/// The function attribute naming the number of warps of a block.
+pub const NUM_WARPS_ATTR: &str = "num_warps";
+/// The number of warps when a function does not say.
+pub const DEFAULT_NUM_WARPS: u32 = 4;
+
+/// One `mma.sync` instruction shape with the catalogue names of its fragment layouts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MmaInstr {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    /// `tilec_layout` catalogue names of the A, B and C fragments.
+    pub a: &'static str,
+    pub b: &'static str,
+    pub c: &'static str,
+}
+
+impl MmaInstr {
+    /// The instruction for A/B elements `ab` accumulating into `acc`, or why there is none yet.
+    pub fn for_types(ab: ScalarType, acc: ScalarType) -> Result<MmaInstr, String> {
+        use ScalarType::*;
+        let i = |m, n, k, a, b, c| Ok(MmaInstr { m, n, k, a, b, c });
+        match (ab, acc) {
+            (F16, F32) => i(16, 8, 16, "mma.m16n8k16.f16.a", "mma.m16n8k16.f16.b", "mma.m16n8k16.f32.c"),
+            (F16, F16) => i(16, 8, 16, "mma.m16n8k16.f16.a", "mma.m16n8k16.f16.b", "mma.m16n8k16.f16.c"),
+            (BF16, F32) => i(16, 8, 16, "mma.m16n8k16.bf16.a", "mma.m16n8k16.bf16.b", "mma.m16n8k16.f32.c"),
+            (I8, I32) => i(16, 8, 32, "mma.m16n8k32.s8.a", "mma.m16n8k32.s8.b", "mma.m16n8k32.s32.c"),
+            (U8, I32) => i(16, 8, 32, "mma.m16n8k32.u8.a", "mma.m16n8k32.u8.b", "mma.m16n8k32.s32.c"),
+            (TF32, F32) => i(16, 8, 8, "mma.m16n8k8.tf32.a", "mma.m16n8k8.tf32.b", "mma.m16n8k8.f32.c"),
+            _ => Err(format!("'{ab}' inputs with a '{acc}' accumulator are not supported by layout assignment yet (supported: f16/bf16 -> m16n8k16, s8/u8 -> m16n8k32, tf32 -> m16n8k8)")),
+        }
+    }
+
+    /// `[m, n, k]`, as the `mmaShape` attribute writes it.
+    pub fn shape(&self) -> [i64; 3] {
+        [self.m as i64, self.n as i64, self.k as i64]
+    }
+
+    /// Per-thread values of the A, B and C fragments of one instruction.
+    pub fn fragment_values(&self) -> [u32; 3] {
+        [self.m * self.k / 32, self.k * self.n / 32, self.m * self.n / 32]
+    }
+}
+
+/// The warp grids for `num_warps` warps, most preferred first: balanced, then `wm >= wn`.
+pub fn warp_grids(num_warps: u32) -> Vec<(u32, u32)> {
+    let mut grids: Vec<(u32, u32)> = (1..=num_warps).filter(|wm| num_warps % wm == 0).map(|wm| (wm, num_warps / wm)).collect();
+    let lg = |x: u32| x.trailing_zeros() as i32;
+    grids.sort_by_key(|&(wm, wn)| ((lg(wm) - lg(wn)).abs(), wm < wn));
+    grids
+}
+
+/// What layout assignment decided for one `tile.mma`.
+#[derive(Clone, Debug)]
+pub struct MmaAssignment {
+    pub instr: MmaInstr,
+    /// `(wm, wn)`.
+    pub warps: (u32, u32),
+    pub a: LinearLayout,
+    pub b: LinearLayout,
+    pub c: LinearLayout,
+}
+
+fn lin(r: Result<LinearLayout, tilec_ir::layout::LayoutError>) -> Result<LinearLayout, String> {
+    r.map_err(|e| e.to_string())
+}
+
+/// `hw × Π reps`, where each rep is `(in_dim, out_dim, count, zero)`: `count` copies along `out_dim`
+/// (or, when `zero`, a broadcast over `count` values of `in_dim`).
+fn tiled(hw: &LinearLayout, reps: &[(&str, &str, u32, bool)]) -> Result<LinearLayout, String> {
+    let mut l = hw.clone();
+    for &(input, output, count, zero) in reps {
+        let rep = if zero { LinearLayout::zeros_1d(count, input, output) } else { LinearLayout::identity_1d(count, input, output) };
+        l = lin(l.product(&lin(rep)?))?;
+    }
+    Ok(l)
+}
+
+fn hw(name: &str) -> Result<&'static LinearLayout, String> {
+    hardware_layout(name).map(|h| &h.layout).ok_or_else(|| format!("no hardware layout '{name}'"))
+}
+
+fn pow2(what: &str, n: u64) -> Result<u32, String> {
+    if n == 0 || !n.is_power_of_two() || n > 1 << 20 {
+        return Err(format!("{what} is {n}, not a power of two; distributed layouts need power-of-two extents"));
+    }
+    Ok(n as u32)
+}
+
+/// Chooses the instruction and warp grid of an `M x N x K` mma and builds its operand layouts.
+pub fn assign_mma(m: u64, n: u64, k: u64, ab: ScalarType, acc: ScalarType, num_warps: u32) -> Result<MmaAssignment, String> {
+    let instr = MmaInstr::for_types(ab, acc)?;
+    let (m, n, k) = (pow2("M", m)?, pow2("N", n)?, pow2("K", k)?);
+    pow2("num_warps", num_warps as u64)?;
+    if k % instr.k != 0 {
+        return Err(format!("K = {k} is not a multiple of the instruction's k = {} (m{}n{}k{})", instr.k, instr.m, instr.n, instr.k));
+    }
+    let grids = warp_grids(num_warps);
+    let Some(&(wm, wn)) = grids.iter().find(|&&(wm, wn)| m % (wm * instr.m) == 0 && n % (wn * instr.n) == 0) else {
+        let (wm, wn) = grids[0];
+        let tried: Vec<String> = grids.iter().map(|(a, b)| format!("{a}x{b}")).collect();
+        return Err(format!(
+            "{m}x{n} tile cannot be split over {wm}x{wn} warps into m{}n{} instructions (nor over {}): the warp tile M/wm x N/wn must be a multiple of {}x{}",
+            instr.m,
+            instr.n,
+            if tried.len() > 1 { tried[1..].join(", ") } else { "any other grid".into() },
+            instr.m,
+            instr.n
+        ));
+    };
+    let (wtm, wtn) = (m / wm, n / wn);
+    let a = tiled(hw(instr.a)?, &[
+        ("register", "col", k / instr.k, false),
+        ("register", "row", wtm / instr.m, false),
+        ("warp", "row", wm, false),
+        ("warp", "row", wn, true),
+    ])?;
+    let b = tiled(hw(instr.b)?, &[
+        ("register", "col", wtn / instr.n, false),
+        ("register", "row", k / instr.k, false),
+        ("warp", "col", wm, true),
+        ("warp", "col", wn, false),
+    ])?;
+    let c = tiled(hw(instr.c)?, &[
+        ("register", "col", wtn / instr.n, false),
+        ("register", "row", wtm / instr.m, false),
+        ("warp", "row", wm, false),
+        ("warp", "col", wn, false),
+    ])?;
+    Ok(MmaAssignment { instr, warps: (wm, wn), a, b, c })
+}
+
+/// The role a class of register tiles plays for the mma, which fixes its fragment size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    A,
+    B,
+    C,
+    /// Not an mma operand: a default layout.
+    Free,
+}
+
+/// The default layout of a register tile that no mma constrains, with its per-thread fragment size.
+pub fn default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u32) -> Result<(LinearLayout, u32), String> {
+    let (name, values) = match elem.bit_width() {
+        16 => ("ldmatrix.x4", 8),
+        32 => ("mma.m16n8k16.f32.c", 4),
+        8 => ("mma.m16n8k32.s8.a", 16),
+        bits => return Err(format!("register tiles of {bits}-bit '{elem}' elements have no layout yet")),
+    };
+    let h = hardware_layout(name).ok_or_else(|| format!("no hardware layout '{name}'"))?;
+    let (rows, cols) = (pow2("rows", rows)?, pow2("cols", cols)?);
+    if rows % h.rows != 0 || cols % h.cols != 0 {
+        return Err(format!("a {rows}x{cols} '{elem}' register tile is not a multiple of the {}x{} fragment '{name}'", h.rows, h.cols));
+    }
+    pow2("num_warps", num_warps as u64)?;
+    // Spread the warps without replication when the tile has enough fragments, else replicate.
+    let grid = warp_grids(num_warps).into_iter().find(|&(wm, wn)| rows % (wm * h.rows) == 0 && cols % (wn * h.cols) == 0);
+    let (wm, wn, zero) = match grid {
+        Some((wm, wn)) => (wm, wn, false),
+        None => (num_warps, 1, true),
+    };
+    let l = tiled(&h.layout, &[
+        ("register", "col", cols / wn / h.cols, false),
+        ("register", "row", rows / wm / h.rows, false),
+        ("warp", "row", wm, zero),
+        ("warp", "col", wn, zero),
+    ])?;
+    Ok((l, values))
+}
+
+/// The number of warps of a function (its `num_warps` attribute, default [`DEFAULT_NUM_WARPS`]).
+pub fn num_warps(func: &Func) -> u32 {
+    func.attrs.get(NUM_WARPS_ATTR).and_then(Attribute::as_int).map_or(DEFAULT_NUM_WARPS, |n| n.clamp(1, 32) as u32)
+}
+
+/// Register tile values that must share one layout, found by union-find over the ops that tie them.
+#[derive(Clone, Debug, Default)]
+pub struct LayoutClasses {
+    parent: HashMap<Value, Value>,
+}
+
+impl LayoutClasses {
+    fn find(&mut self, v: Value) -> Value {
+        let p = *self.parent.entry(v).or_insert(v);
+        if p == v {
+            return v;
+        }
+        let root = self.find(p);
+        self.parent.insert(v, root);
+        root
+    }
+
+    fn union(&mut self, a: Value, b: Value) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.parent.insert(ra.max(rb), ra.min(rb));
+        }
+    }
+
+    /// The class representative of a register tile value.
+    pub fn class_of(&mut self, v: Value) -> Value {
+        self.find(v)
+    }
+
+    /// Builds the classes of a function.
+    pub fn of(func: &Func) -> LayoutClasses {
+        let body = &func.body;
+        let is_reg = |v: Value| matches!(body.ty(v), Type::Tile(t) if t.space == MemorySpace::Register);
+        let mut classes = LayoutClasses::default();
+        let mut ops = Vec::new();
+        body.walk(func.entry, &mut |op| ops.push(op));
+        for id in ops {
+            let op = body.op(id);
+            for &r in &op.results {
+                if is_reg(r) {
+                    classes.find(r);
+                }
+            }
+            let mut tie = |vals: &[Value]| {
+                let regs: Vec<Value> = vals.iter().copied().filter(|&v| is_reg(v)).collect();
+                for w in regs.windows(2) {
+                    classes.union(w[0], w[1]);
+                }
+            };
+            match op.kind {
+                OpKind::For => {
+                    let block = body.block(op.regions[0]);
+                    let yielded = block.ops.last().map(|&y| body.op(y).operands.clone()).unwrap_or_default();
+                    for (i, &init) in op.group("inits").iter().enumerate() {
+                        let mut faces = vec![init];
+                        faces.extend(block.args.get(i + 1).copied());
+                        faces.extend(op.results.get(i).copied());
+                        faces.extend(yielded.get(i).copied());
+                        tie(&faces);
+                    }
+                }
+                k if k.is_binary_arith() => tie(&[op.operands.clone(), op.results.clone()].concat()),
+                OpKind::Select => tie(&[op.operands[1..].to_vec(), op.results.clone()].concat()),
+                OpKind::Cast => tie(&[op.operands.clone(), op.results.clone()].concat()),
+                OpKind::Mma => tie(&[op.group("c").to_vec(), op.results.clone()].concat()),
+                _ => {}
+            }
+        }
+        classes
+    }
+}
+
+/// A requirement on a class: this layout (with this fragment size and role), because of this op.
+#[derive(Clone, Debug)]
+struct Requirement {
+    layout: LinearLayout,
+    values: u32,
+    role: Role,
+    op: OpId,
+}
+
+/// The layout and fragment size each register tile class gets.
+#[derive(Clone, Debug, Default)]
+pub struct LayoutSolution {
+    classes: LayoutClasses,
+    /// class representative → (layout, per-thread values of one fragment, role)
+    chosen: HashMap<Value, (LinearLayout, u32, Role)>,
+    /// What was decided per `tile.mma`.
+    pub mmas: Vec<(OpId, MmaAssignment)>,
+}
+
+impl LayoutSolution {
+    /// The layout, fragment size and role of a register tile value.
+    pub fn of(&mut self, v: Value) -> Option<&(LinearLayout, u32, Role)> {
+        let c = self.classes.class_of(v);
+        self.chosen.get(&c)
+    }
+}
+
+fn op_span(func: &Func, op: OpId) -> Span {
+    func.body.op(op).span
+}
+
+/// Solves the layouts of one function (does not change it).
+pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
+    let body = &func.body;
+    let warps = num_warps(func);
+    let mut classes = LayoutClasses::of(func);
+    let mut reqs: HashMap<Value, Requirement> = HashMap::new();
+    let mut mmas = Vec::new();
+    let mut ops = Vec::new();
+    body.walk(func.entry, &mut |op| ops.push(op));
+    for &id in &ops {
+        let op = body.op(id);
+        if op.kind != OpKind::Mma {
+            continue;
+        }
+        let tile = |name: &str| op.operand(name).and_then(|v| body.ty(v).as_tile().cloned());
+        let (Some(ta), Some(tb), Some(tc)) = (tile("a"), tile("b"), tile("c")) else { continue };
+        let (Some(sa), Some(sb)) = (ta.static_shape(), tb.static_shape()) else {
+            return Err(Diagnostic::error(op.span, "'tile.mma' needs static shapes for layout assignment"));
+        };
+        let asg = assign_mma(sa[0], sb[1], sa[1], ta.elem, tc.elem, warps).map_err(|m| {
+            Diagnostic::error(op.span, format!("no layout assignment for this 'tile.mma': {m}"))
+                .with_note(format!("the block has {warps} warps (function attribute 'num_warps')"))
+        })?;
+        let [va, vb, vc] = asg.instr.fragment_values();
+        let wanted = [
+            (op.group("a")[0], asg.a.clone(), va, Role::A),
+            (op.group("b")[0], asg.b.clone(), vb, Role::B),
+            (op.group("c")[0], asg.c.clone(), vc, Role::C),
+        ];
+        for (v, layout, values, role) in wanted {
+            let c = classes.class_of(v);
+            match reqs.get(&c) {
+                Some(prev) if prev.layout != layout || prev.values != values => {
+                    return Err(Diagnostic::error(
+                        op.span,
+                        format!("operand {role:?} of this 'tile.mma' needs a layout that another op already requires differently; layout conversion is not supported yet"),
+                    )
+                    .with_note_at(op_span(func, prev.op), "the other requirement comes from here"));
+                }
+                Some(_) => {}
+                None => {
+                    reqs.insert(c, Requirement { layout, values, role, op: id });
+                }
+            }
+        }
+        mmas.push((id, asg));
+    }
+    // Every register tile value gets its class's layout, or a default.
+    let mut chosen: HashMap<Value, (LinearLayout, u32, Role)> = HashMap::new();
+    let mut values: Vec<Value> = Vec::new();
+    for (i, data) in body.values.iter().enumerate() {
+        if matches!(&data.ty, Type::Tile(t) if t.space == MemorySpace::Register) {
+            values.push(Value(i as u32));
+        }
+    }
+    for v in values {
+        let c = classes.class_of(v);
+        if chosen.contains_key(&c) {
+            continue;
+        }
+        if let Some(r) = reqs.get(&c) {
+            chosen.insert(c, (r.layout.clone(), r.values, r.role));
+            continue;
+        }
+        let Some(t) = body.ty(v).as_tile() else { continue };
+        let span = body.value(v).span;
+        let Some(&[rows, cols]) = t.static_shape().as_deref() else {
+            return Err(Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment")));
+        };
+        let (l, n) = default_layout(rows, cols, t.elem, warps).map_err(|m| Diagnostic::error(span, format!("no layout for '{t}': {m}")))?;
+        chosen.insert(c, (l, n, Role::Free));
+    }
+    Ok(LayoutSolution { classes, chosen, mmas })
+}
+
+/// Runs layout assignment on every function of a module: writes `#linear<...>` layouts into every register
+/// tile type, `num_warps` into the function, and `mmaShape`/`warpGrid` onto each `tile.mma`.
+pub fn assign_layouts(module: &mut Module) -> Result<(), Diagnostic> {
+    for func in &mut module.funcs {
+        assign_layouts_in(func)?;
+    }
+    Ok(())
+}
+
+/// [`assign_layouts`] for one function.
+pub fn assign_layouts_in(func: &mut Func) -> Result<(), Diagnostic> {
+    let mut solution = solve_layouts(func)?;
+    let warps = num_warps(func);
+    func.attrs.insert(NUM_WARPS_ATTR.to_string(), Attribute::Int(warps as i64));
+    for i in 0..func.body.values.len() {
+        let v = Value(i as u32);
+        let is_reg = matches!(func.body.ty(v), Type::Tile(t) if t.space == MemorySpace::Register);
+        if !is_reg {
+            continue;
+        }
+        if let Some((layout, _, _)) = solution.of(v).cloned() {
+            if let Type::Tile(t) = &mut func.body.values[i].ty {
+                t.layout = Some(Layout::Linear(layout));
+            }
+        }
+    }
+    for (op, asg) in &solution.mmas {
+        let attrs = &mut func.body.op_mut(*op).attrs;
+        attrs.insert("mmaShape".into(), Attribute::from(asg.instr.shape().to_vec()));
+        attrs.insert("warpGrid".into(), Attribute::from(vec![asg.warps.0 as i64, asg.warps.1 as i64]));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_prefer_balanced_rows_first() {
+        assert_eq!(warp_grids(4), vec![(2, 2), (4, 1), (1, 4)]);
+        assert_eq!(warp_grids(8)[0], (4, 2));
+        assert_eq!(warp_grids(1), vec![(1, 1)]);
+    }
+
+    #[test]
+    fn gemm_layouts_cover_the_tiles() {
+        let asg = assign_mma(128, 128, 32, ScalarType::F16, ScalarType::F32, 4).unwrap();
+        assert_eq!(asg.warps, (2, 2));
+        // A: 128x32 over (8 values x 2 k x 4 m registers, 32 lanes, 4 warps), replicated over wn.
+        assert_eq!(asg.a.out_dim_size("row"), Some(128));
+        assert_eq!(asg.a.out_dim_size("col"), Some(32));
+        assert_eq!(asg.a.in_dim_size("register"), Some(64));
+        assert_eq!(asg.a.apply(&[0, 0, 1]).unwrap(), vec![64, 0]);
+        assert_eq!(asg.a.apply(&[0, 0, 2]).unwrap(), vec![0, 0]);
+        assert_eq!(asg.c.apply(&[0, 0, 3]).unwrap(), vec![64, 64]);
+        assert!(asg.c.is_bijective());
+    }
+}
+
+/// The `layout-assignment` pass (see the [module documentation](self)).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LayoutAssignment;
+
+impl crate::Pass for LayoutAssignment {
+    fn name(&self) -> &'static str {
+        "layout-assignment"
+    }
+
+    fn description(&self) -> &'static str {
+        "choose mma instruction shapes and warp grids; give every register tile a distributed #linear layout"
+    }
+
+    fn run(&self, module: &mut Module, _cx: &mut crate::PassContext) -> Result<(), Diagnostic> {
+        assign_layouts(module)
+    }
+}

@@ -1,0 +1,107 @@
+//! `tile.for` and `tile.yield`: loop-carried register tiles expand to one carried vector per fragment.
+
+use tilec_ir::{Diagnostic, OpId, OpKind, OpSpec, Span, Type, Value};
+
+use super::Lowering;
+
+impl<'f> Lowering<'f> {
+    /// The values an operand list becomes: a register tile's fragments, anything else itself.
+    fn expand(&mut self, values: &[Value]) -> Result<Vec<Value>, Diagnostic> {
+        let mut out = Vec::new();
+        for &v in values {
+            if self.is_reg_tile(v) {
+                out.extend(self.frags(v)?);
+            } else {
+                out.push(v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// `tile.for` → a `tile.for` whose iter_args are the fragments of the register tiles it carried; the
+    /// body is moved into the new loop and lowered in place.
+    pub(super) fn lower_for(&mut self, id: OpId) -> Result<(), Diagnostic> {
+        let op = self.func.body.op(id).clone();
+        let inits = self.expand(op.group("inits"))?;
+        let old_block = op.regions[0];
+        let old_args = self.func.body.block(old_block).args.clone();
+        let body = &mut self.func.body;
+        let block = body.new_block();
+        let iv_name = body.value(old_args[0]).name.clone();
+        let iv = body.add_block_arg(block, Type::INDEX, iv_name, Span::UNKNOWN);
+        body.replace_all_uses(old_args[0], iv);
+        let mut result_types = Vec::new();
+        let mut arg_map: Vec<(Value, Vec<Value>)> = Vec::new();
+        for (i, &old) in old_args[1..].iter().enumerate() {
+            if self.is_reg_tile(old) {
+                let init = op.group("inits")[i];
+                let n = self.frags(init)?.len();
+                let frag_tys: Vec<Type> = self.frags(init)?.iter().map(|&f| self.ty(f).clone()).collect();
+                let mut news = Vec::new();
+                for ty in frag_tys.into_iter().take(n) {
+                    news.push(self.func.body.add_block_arg(block, ty.clone(), None, Span::UNKNOWN));
+                    result_types.push(ty);
+                }
+                arg_map.push((old, news));
+            } else {
+                let ty = self.ty(old).clone();
+                let name = self.func.body.value(old).name.clone();
+                let new = self.func.body.add_block_arg(block, ty.clone(), name, Span::UNKNOWN);
+                self.func.body.replace_all_uses(old, new);
+                result_types.push(ty);
+                arg_map.push((old, vec![new]));
+            }
+        }
+        for (old, news) in &arg_map {
+            if self.is_reg_tile(*old) {
+                self.frags.insert(*old, news.clone());
+            }
+        }
+        // Move the body's ops into the new block.
+        let moved = std::mem::take(&mut self.func.body.block_mut(old_block).ops);
+        for &m in &moved {
+            self.func.body.op_mut(m).parent = Some(block);
+        }
+        self.func.body.block_mut(block).ops = moved;
+        let mut spec = OpSpec::new(OpKind::For)
+            .group("lower", op.group("lower"))
+            .group("upper", op.group("upper"))
+            .group("step", op.group("step"))
+            .group("inits", &inits)
+            .region(block)
+            .span(op.span);
+        spec.result_types = result_types;
+        spec.attrs = op.attrs.clone();
+        let new_for = self.emit(spec);
+        let new_results = self.func.body.op(new_for).results.clone();
+        // Lower the body; ops inside are placed before their own positions, so the insertion point moves.
+        let saved = (self.at, self.span);
+        self.lower_block(block, true)?;
+        (self.at, self.span) = saved;
+        let mut next = new_results.into_iter();
+        for &old in &op.results {
+            if self.is_reg_tile(old) {
+                let n = self.frags(op.group("inits")[op.results.iter().position(|&r| r == old).unwrap_or(0)])?.len();
+                let news: Vec<Value> = next.by_ref().take(n).collect();
+                self.frags.insert(old, news);
+            } else if let Some(new) = next.next() {
+                if let Some(name) = self.func.body.value(old).name.clone() {
+                    self.func.body.values[new.index()].name = Some(name);
+                }
+                self.func.body.replace_all_uses(old, new);
+            }
+        }
+        Ok(())
+    }
+
+    /// `tile.yield` of register tiles → `tile.yield` of their fragments. Returns whether it was replaced.
+    pub(super) fn lower_yield(&mut self, id: OpId) -> Result<bool, Diagnostic> {
+        let values = self.func.body.op(id).operands.clone();
+        if !values.iter().any(|&v| self.is_reg_tile(v)) {
+            return Ok(false);
+        }
+        let expanded = self.expand(&values)?;
+        self.emit(OpSpec::new(OpKind::Yield).group("values", &expanded));
+        Ok(true)
+    }
+}

@@ -1,0 +1,137 @@
+//! `tile.copy_g2s` → `nvgpu.device_async_copy` (cp.async) of 16-byte chunks spread over all threads.
+//!
+//! Chunk `c = tid + i * threads` of the shared tile (row `c / chunks_per_row`, column
+//! `(c % chunks_per_row) * chunk`) comes from the global tile at the window offset. Chunks of 16 bytes
+//! are preferred; 8 or 4 bytes are used when they divide the work evenly among the threads and 16 do not
+//! (e.g. a 16x8 f16 tile over 32 threads). When no width divides evenly, the threads past the end redo
+//! chunk `c % total` (the same bytes from the same source: a benign duplicate).
+//!
+//! Edges: unless the window is known to lie inside a static global tile, each copy reads
+//! `src_elements = clamp(cols - gc, 0, chunk)` (0 below the last row), and cp.async zero-fills the rest.
+//! Where nothing is read, the source indices are clamped to the last row and the last aligned chunk so no
+//! address is out of range. cp.async of 16 (8, 4) bytes needs 16-byte (8-, 4-byte) aligned global
+//! addresses, so the row length of a dynamic global tile must be a multiple of the chunk: the pass
+//! records this in the function attribute `async_copy_requirements`.
+//!
+//! After the last of consecutive `tile.copy_g2s` ops: `device_async_create_group`,
+//! `device_async_wait {numGroups = 0}` and `nvgpu.barrier`. Before the first of them, a barrier when the
+//! shared tile may still be read by other warps (inside a loop, or after a `tile.copy_s2r` of it):
+//! the write-after-read hazard of the previous iteration.
+
+use tilec_ir::{Attribute, Diagnostic, Dim, OpId, OpKind, OpSpec, Type};
+
+use super::Lowering;
+
+impl<'f> Lowering<'f> {
+    pub(super) fn lower_copy_g2s(&mut self, id: OpId, first_of_run: bool, last_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
+        let op = self.func.body.op(id).clone();
+        let span = op.span;
+        let (Some(src), Some(dst)) = (op.operand("src"), op.operand("dst")) else {
+            return Err(Diagnostic::error(span, "malformed 'tile.copy_g2s'"));
+        };
+        let (Type::Tile(gt), Type::Tile(st)) = (self.ty(src).clone(), self.ty(dst).clone()) else {
+            return Err(Diagnostic::error(span, "malformed 'tile.copy_g2s'"));
+        };
+        let Some(&[rows, cols]) = st.static_shape().as_deref() else {
+            return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a static rank-2 shared tile"));
+        };
+        let idx = op.group("src_indices").to_vec();
+        if idx.len() != 2 || gt.rank() != 2 {
+            return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering handles rank-2 tiles"));
+        }
+        if st.layout.is_some() && !matches!(st.layout, Some(tilec_ir::layout::Layout::RowMajor) | Some(tilec_ir::layout::Layout::Swizzled { .. })) {
+            return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a row-major (possibly swizzled) shared tile"));
+        }
+        let bits = st.elem.bit_width() as u64;
+        let threads = 32 * self.num_warps as u64;
+        let row_bits = cols * bits;
+        let widths: Vec<u64> = [128u64, 64, 32].into_iter().filter(|w| row_bits % w == 0).collect();
+        let Some(&widest) = widths.first() else {
+            return Err(Diagnostic::error(span, format!("rows of {cols} x {} are not a multiple of 4 bytes; cp.async cannot copy them", st.elem)));
+        };
+        let width_bits = widths.iter().copied().find(|w| (rows * cols * bits / w) % threads == 0).unwrap_or(widest);
+        let chunk = width_bits / bits;
+        let per_row = cols / chunk;
+        let total = rows * per_row;
+        let iterations = total.div_ceil(threads);
+
+        // Statically inside a static global tile: no zero-fill needed.
+        let consts: Vec<Option<i64>> = idx.iter().map(|&v| self.func.body.constant_int(v)).collect();
+        let inside = match (gt.shape.as_slice(), consts.as_slice()) {
+            ([Dim::Static(gr), Dim::Static(gc)], [Some(i), Some(j)]) => {
+                *i >= 0 && *j >= 0 && *i as u64 + rows <= *gr && *j as u64 + cols <= *gc
+            }
+            _ => false,
+        };
+        if !inside && !matches!(gt.shape[1], Dim::Static(n) if n % chunk == 0) {
+            let name = self.func.body.value(src).name.clone().map_or_else(|| "a global tile".to_string(), |n| format!("%{n}"));
+            self.requirements.insert(format!(
+                "rows of {name} must be a multiple of {chunk} {} elements ({} bytes) for cp.async",
+                gt.elem,
+                width_bits / 8
+            ));
+        }
+
+        if first_of_run && (in_loop || self.read_shared.contains(&dst)) {
+            self.emit(OpSpec::new(OpKind::Barrier));
+        }
+        let tid = self.special(OpKind::ThreadId);
+        let (extent_r, extent_c) = if inside {
+            (None, None)
+        } else {
+            let dim = |cx: &mut Self, axis: i64| {
+                cx.emit_value(OpSpec::new(OpKind::Dim).group("source", &[src]).attr("axis", axis).result(Type::INDEX))
+            };
+            (Some(dim(self, 0)), Some(dim(self, 1)))
+        };
+        let per_row_v = self.index(per_row as i64);
+        let chunk_v = self.index(chunk as i64);
+        for i in 0..iterations {
+            let mut c = self.add_const(tid, (i * threads) as i64);
+            if (i + 1) * threads > total {
+                let t = self.index(total as i64);
+                c = self.binary(OpKind::Rem, c, t);
+            }
+            let row = if per_row == 1 { c } else { self.binary(OpKind::Div, c, per_row_v) };
+            let col = if per_row == 1 {
+                self.index(0)
+            } else {
+                let k = self.binary(OpKind::Rem, c, per_row_v);
+                self.binary(OpKind::Mul, k, chunk_v)
+            };
+            let gr = self.binary(OpKind::Add, idx[0], row);
+            let gc = self.binary(OpKind::Add, idx[1], col);
+            let mut spec = OpSpec::new(OpKind::DeviceAsyncCopy).group("dst", &[dst]).group("dst_indices", &[row, col]).attr("dstElements", chunk as i64);
+            match (extent_r, extent_c) {
+                (Some(er), Some(ec)) => {
+                    // src_elements = row < rows ? min(cols - min(gc, cols), chunk) : 0
+                    let gc_in = self.binary(OpKind::Min, gc, ec);
+                    let left = self.binary(OpKind::Sub, ec, gc_in);
+                    let n = self.binary(OpKind::Min, left, chunk_v);
+                    let row_ok = self.cmp("lt", gr, er);
+                    let zero = self.index(0);
+                    let n = self.select(row_ok, n, zero);
+                    // Clamped source indices: the last row, the last aligned chunk.
+                    let one = self.index(1);
+                    let er1 = self.binary(OpKind::Max, er, one);
+                    let last_r = self.binary(OpKind::Sub, er1, one);
+                    let sr = self.binary(OpKind::Min, gr, last_r);
+                    let ec1 = self.binary(OpKind::Max, ec, one);
+                    let lc = self.binary(OpKind::Sub, ec1, one);
+                    let lc = self.binary(OpKind::Div, lc, chunk_v);
+                    let lc = self.binary(OpKind::Mul, lc, chunk_v);
+                    let sc = self.binary(OpKind::Min, gc, lc);
+                    spec = spec.group("src", &[src]).group("src_indices", &[sr, sc]).group("src_elements", &[n]);
+                }
+                _ => spec = spec.group("src", &[src]).group("src_indices", &[gr, gc]),
+            }
+            self.emit(spec);
+        }
+        self.emit(OpSpec::new(OpKind::DeviceAsyncCreateGroup));
+        if last_of_run {
+            self.emit(OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(0)));
+            self.emit(OpSpec::new(OpKind::Barrier));
+        }
+        Ok(())
+    }
+}

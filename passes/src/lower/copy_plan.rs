@@ -1,0 +1,331 @@
+//! `CopyPlan`: how a warp moves a shared tile into a distributed register tile (seed 004's copy plan).
+//!
+//! The plan is computed from the source (shape, element width, memory layout with any swizzle) and the
+//! destination's distributed layout (`register`, `lane`, `warp` → `row`, `col`), before any IR is emitted,
+//! and is a value that can be printed and tested on its own. [`CopyPlan::new`] tries, in order,
+//! `ldmatrix.x4`, `.x4.trans`, `.x2`, `.x2.trans`, `.x1`, `.x1.trans`; an instruction fits when
+//!
+//! - the destination restricted to `register` bit 0 and all `lane` bits is exactly the hardware layout of
+//!   one 8x8 matrix (`ldmatrix.x1` or `ldmatrix.x1.trans` of the `tilec-layout` catalogue), and
+//! - `register` bits `1..=log2(n)` (which of the `n` matrices) and every further `register` and `warp`
+//!   bit translate whole 8x8 matrices (multiples of 8 in row and col) with disjoint bits, so that the
+//!   layout is *additive*: the coordinate of any (register, lane, warp) is the sum of the images of its
+//!   bits, and a thread can compute addresses with additions.
+//!
+//! For the catalogue's placement of the four matrices (`r8`, `c8`) the first condition with the matrix
+//! bits is exactly "the destination restricted to the instruction's register bits and the lane bits equals
+//! the `ldmatrix.x4` hardware layout"; allowing any 8-aligned placement is more general because the
+//! lanes of each group `8i..8i+7` supply their own row addresses. The remaining register bits and the
+//! warp bits enumerate instances: register bits in temporal order (one `ldmatrix` each), warp bits in
+//! space (each warp issues its own). Each lane `l` supplies the address of row `l % 8` of matrix
+//! `(l / 8) % n`: the instance origin plus the matrix origin plus `(l % 8, 0)` (for the catalogue
+//! placement this is [`tilec_ir::layout::ldmatrix_row_addresses`]). Each such row of 8 elements must be
+//! contiguous and 16-byte aligned in the shared tile's memory layout (checked for every instance, lane
+//! and warp; a swizzle whose base is at least 3 bits on 16-bit elements keeps it so).
+//!
+//! When no `ldmatrix` fits (32-bit or 8-bit elements, or an incompatible layout or swizzle), the plan
+//! falls back to per-thread `nvgpu.load`s of the widest vector (at most 16 bytes) of elements that are
+//! consecutive in both the register order and the memory layout, and says so.
+
+use std::fmt;
+
+use tilec_ir::layout::{hardware_layout, LinearLayout};
+
+/// The shared-memory side of a copy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedSource {
+    pub rows: u32,
+    pub cols: u32,
+    pub elem_bits: u32,
+    /// `offset -> (row, col)` in element offsets (row-major, swizzled, ...).
+    pub memory: LinearLayout,
+    /// How the memory layout is written in the IR (for printing).
+    pub memory_name: String,
+}
+
+/// The instruction a plan issues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyInstr {
+    /// `nvgpu.ldmatrix` of `num` 8x8 matrices.
+    LdMatrix { num: u32, trans: bool },
+    /// Per-thread `nvgpu.load` of `width` consecutive elements (a scalar when 1).
+    Load { width: u32 },
+}
+
+impl fmt::Display for CopyInstr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CopyInstr::LdMatrix { num, trans } => write!(f, "ldmatrix.x{num}{}", if *trans { ".trans" } else { "" }),
+            CopyInstr::Load { width: 1 } => write!(f, "load (scalar)"),
+            CopyInstr::Load { width } => write!(f, "load.v{width}"),
+        }
+    }
+}
+
+/// One instruction instance of a warp, in temporal order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyInstance {
+    /// The first of the destination register values it fills (`values_per_instance` consecutive ones).
+    pub first_register: u32,
+    /// `(row, col)` of its origin for lane 0 of warp 0 (the image of its register bits).
+    pub origin: (u32, u32),
+}
+
+/// A planned shared → register copy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyPlan {
+    pub source: SharedSource,
+    pub instr: CopyInstr,
+    /// Register values each instance fills per lane (`2 * num` for ldmatrix).
+    pub values_per_instance: u32,
+    /// Per-thread register values of the destination.
+    pub register_values: u32,
+    pub instances: Vec<CopyInstance>,
+    /// Image of each lane bit: for ldmatrix, in the row *address* the lane supplies; for loads, in the
+    /// coordinate of the lane's first element.
+    pub lane_bases: Vec<(u32, u32)>,
+    /// Image of each warp bit (`(0, 0)` where the tile is replicated over that bit).
+    pub warp_bases: Vec<(u32, u32)>,
+    /// Why `ldmatrix` was not used, for a fallback plan.
+    pub fallback_reason: Option<String>,
+}
+
+fn named_bases(l: &LinearLayout, dim: &str) -> Vec<(u32, u32)> {
+    let (ri, ci) = (l.out_dim_index("row"), l.out_dim_index("col"));
+    l.bases(dim)
+        .map(|bs| bs.iter().map(|b| (ri.map_or(0, |i| b[i]), ci.map_or(0, |i| b[i]))).collect())
+        .unwrap_or_default()
+}
+
+/// The images of the destination's `register`, `lane`, `warp` bits as `(row, col)` pairs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DistributedBases {
+    pub register: Vec<(u32, u32)>,
+    pub lane: Vec<(u32, u32)>,
+    pub warp: Vec<(u32, u32)>,
+}
+
+impl DistributedBases {
+    pub fn of(l: &LinearLayout) -> DistributedBases {
+        DistributedBases { register: named_bases(l, "register"), lane: named_bases(l, "lane"), warp: named_bases(l, "warp") }
+    }
+
+    /// Whether XOR-ing the bases of any set of bits equals adding them: the nonzero bases have pairwise
+    /// disjoint bits in each coordinate. Then `coord(r, l, w) = reg(r) + lane(l) + warp(w)`.
+    pub fn is_additive(&self) -> bool {
+        let (mut rows, mut cols) = (0u32, 0u32);
+        for &(r, c) in self.register.iter().chain(&self.lane).chain(&self.warp) {
+            if rows & r != 0 || cols & c != 0 {
+                return false;
+            }
+            rows |= r;
+            cols |= c;
+        }
+        true
+    }
+
+    /// `(row, col)` of register value `r` (lane 0, warp 0).
+    pub fn register_coord(&self, r: u32) -> (u32, u32) {
+        sum_bits(&self.register, r)
+    }
+}
+
+/// Sum (= XOR, for additive bases) of the bases of the set bits of `x`.
+pub fn sum_bits(bases: &[(u32, u32)], x: u32) -> (u32, u32) {
+    bases.iter().enumerate().filter(|(b, _)| x >> b & 1 == 1).fold((0, 0), |(r, c), (_, &(br, bc))| (r ^ br, c ^ bc))
+}
+
+fn aligned8(&(r, c): &(u32, u32)) -> bool {
+    r % 8 == 0 && c % 8 == 0
+}
+
+impl CopyPlan {
+    /// Plans the copy of `source` into registers distributed by `dst` (`register`, `lane`, `warp` →
+    /// `row`, `col`, covering the source's shape). Errors only when even per-thread loads cannot express
+    /// the layout (a non-additive destination).
+    pub fn new(source: SharedSource, dst: &LinearLayout) -> Result<CopyPlan, String> {
+        let bases = DistributedBases::of(dst);
+        if bases.lane.len() != 5 {
+            return Err(format!("the destination layout has {} lane bits, not 5", bases.lane.len()));
+        }
+        if !bases.is_additive() {
+            return Err("the destination layout is not additive (its bits overlap), so threads cannot compute their addresses by addition".into());
+        }
+        let mut reasons = Vec::new();
+        if source.elem_bits == 16 {
+            for (num, trans) in [(4, false), (4, true), (2, false), (2, true), (1, false), (1, true)] {
+                match Self::try_ldmatrix(&source, &bases, num, trans) {
+                    Ok(plan) => return Ok(plan),
+                    Err(why) => reasons.push(format!("ldmatrix.x{num}{}: {why}", if trans { ".trans" } else { "" })),
+                }
+            }
+        } else {
+            reasons.push(format!("ldmatrix moves 16-bit elements, these are {}-bit", source.elem_bits));
+        }
+        let why = reasons.first().cloned().unwrap_or_default();
+        let mut plan = Self::loads(source, &bases)?;
+        plan.fallback_reason = Some(if reasons.len() > 1 { format!("no ldmatrix fits ({})", reasons.join("; ")) } else { why });
+        Ok(plan)
+    }
+
+    fn try_ldmatrix(source: &SharedSource, bases: &DistributedBases, num: u32, trans: bool) -> Result<CopyPlan, String> {
+        let name = if trans { "ldmatrix.x1.trans" } else { "ldmatrix.x1" };
+        let hw = DistributedBases::of(&hardware_layout(name).ok_or("no ldmatrix.x1 in the catalogue")?.layout);
+        let matrix_bits = num.trailing_zeros() as usize;
+        let instr_bits = 1 + matrix_bits;
+        if bases.register.len() < instr_bits {
+            return Err(format!("needs {} register values per lane, the layout has {}", 1 << instr_bits, 1u32 << bases.register.len()));
+        }
+        if bases.register[0] != hw.register[0] || bases.lane != hw.lane {
+            return Err("the lanes' fragment of one 8x8 matrix differs from the instruction's".into());
+        }
+        let translations = bases.register[1..].iter().chain(&bases.warp);
+        if !translations.clone().all(aligned8) {
+            return Err("the other register and warp bits do not move whole 8x8 matrices".into());
+        }
+        // Lane l supplies row l % 8 of matrix (l / 8) % num.
+        let mut lane_bases = vec![(1, 0), (2, 0), (4, 0), (0, 0), (0, 0)];
+        for b in 0..matrix_bits {
+            lane_bases[3 + b] = bases.register[1 + b];
+        }
+        let values = 2 * num;
+        let count = 1u32 << bases.register.len() >> instr_bits;
+        let instances: Vec<CopyInstance> = (0..count)
+            .map(|i| {
+                let first = i * values;
+                CopyInstance { first_register: first, origin: bases.register_coord(first) }
+            })
+            .collect();
+        let plan = CopyPlan {
+            source: source.clone(),
+            instr: CopyInstr::LdMatrix { num, trans },
+            values_per_instance: values,
+            register_values: 1 << bases.register.len(),
+            instances,
+            lane_bases,
+            warp_bases: bases.warp.clone(),
+            fallback_reason: None,
+        };
+        plan.check_rows_contiguous(8, 32.min(8 * num))?;
+        Ok(plan)
+    }
+
+    fn loads(source: SharedSource, bases: &DistributedBases) -> Result<CopyPlan, String> {
+        let max_width = (128 / source.elem_bits.max(1)).max(1);
+        let mut width = 1;
+        while width * 2 <= max_width
+            && (width.trailing_zeros() as usize) < bases.register.len()
+            && bases.register[width.trailing_zeros() as usize] == (0, width)
+        {
+            width *= 2;
+        }
+        loop {
+            let count = (1u32 << bases.register.len()) / width;
+            let plan = CopyPlan {
+                source: source.clone(),
+                instr: CopyInstr::Load { width },
+                values_per_instance: width,
+                register_values: 1 << bases.register.len(),
+                instances: (0..count)
+                    .map(|i| CopyInstance { first_register: i * width, origin: bases.register_coord(i * width) })
+                    .collect(),
+                lane_bases: bases.lane.clone(),
+                warp_bases: bases.warp.clone(),
+                fallback_reason: None,
+            };
+            match plan.check_rows_contiguous(width, 32) {
+                Ok(()) => return Ok(plan),
+                Err(_) if width > 1 => width /= 2,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Every address a lane supplies starts `len` elements that are consecutive and `len`-aligned in the
+    /// shared tile's memory layout, for every instance and warp (lanes `0..lanes`).
+    fn check_rows_contiguous(&self, len: u32, lanes: u32) -> Result<(), String> {
+        let inv = self.source.memory.invert().map_err(|e| format!("the shared layout is not invertible: {e}"))?;
+        let order: Vec<&str> = inv.in_dim_names();
+        let offset = |row: u32, col: u32| -> Option<u32> {
+            let input: Vec<u32> = order.iter().map(|d| if *d == "row" { row } else if *d == "col" { col } else { 0 }).collect();
+            inv.apply(&input).ok().map(|o| o[0])
+        };
+        let warps = 1u32 << self.warp_bases.len();
+        for inst in &self.instances {
+            for w in 0..warps {
+                let wo = sum_bits(&self.warp_bases, w);
+                for lane in 0..lanes {
+                    let lo = sum_bits(&self.lane_bases, lane);
+                    let (row, col) = (inst.origin.0 + wo.0 + lo.0, inst.origin.1 + wo.1 + lo.1);
+                    if row >= self.source.rows || col + len > self.source.cols {
+                        return Err(format!("lane {lane} of warp {w} would read ({row}, {col}) outside the {}x{} tile", self.source.rows, self.source.cols));
+                    }
+                    let first = offset(row, col).ok_or("bad shared layout")?;
+                    if first % len != 0 {
+                        return Err(format!("row ({row}, {col}) is not {}-byte aligned in shared memory", len * self.source.elem_bits / 8));
+                    }
+                    for e in 1..len {
+                        if offset(row, col + e) != Some(first + e) {
+                            return Err(format!("the {len} elements at ({row}, {col}) are not contiguous in shared memory"));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Instances per warp.
+    pub fn instruction_count(&self) -> usize {
+        self.instances.len()
+    }
+
+    /// The `(row, col)` lane `lane` of warp `warp` supplies for an instance (for loads: the coordinate of
+    /// its first element).
+    pub fn address(&self, instance: usize, lane: u32, warp: u32) -> (u32, u32) {
+        let o = self.instances[instance].origin;
+        let l = sum_bits(&self.lane_bases, lane);
+        let w = sum_bits(&self.warp_bases, warp);
+        (o.0 + l.0 + w.0, o.1 + l.1 + w.1)
+    }
+}
+
+fn show_bases(bases: &[(u32, u32)]) -> String {
+    let items: Vec<String> = bases.iter().map(|(r, c)| format!("({r},{c})")).collect();
+    format!("[{}]", items.join(" "))
+}
+
+impl fmt::Display for CopyPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.source;
+        writeln!(
+            f,
+            "copy plan: shared {}x{} ({}-bit, {}) -> {} register values per thread",
+            s.rows, s.cols, s.elem_bits, s.memory_name, self.register_values
+        )?;
+        writeln!(
+            f,
+            "  instruction: {} x {} per warp ({} values per lane each)",
+            self.instr,
+            self.instruction_count(),
+            self.values_per_instance
+        )?;
+        if let Some(why) = &self.fallback_reason {
+            writeln!(f, "  fallback: {why}")?;
+        }
+        let what = if matches!(self.instr, CopyInstr::LdMatrix { .. }) { "row address" } else { "first element" };
+        writeln!(f, "  lane bits -> {what}: {}", show_bases(&self.lane_bases))?;
+        writeln!(f, "  warp bits -> offset: {}", show_bases(&self.warp_bases))?;
+        for (i, inst) in self.instances.iter().enumerate() {
+            writeln!(
+                f,
+                "  #{i}: registers {}..{} <- origin ({}, {})",
+                inst.first_register,
+                inst.first_register + self.values_per_instance,
+                inst.origin.0,
+                inst.origin.1
+            )?;
+        }
+        Ok(())
+    }
+}

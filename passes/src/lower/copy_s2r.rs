@@ -1,0 +1,119 @@
+//! `tile.copy_s2r` → plan a [`CopyPlan`], then execute it: one `nvgpu.ldmatrix` (or `nvgpu.load`) per
+//! instance in temporal order, then the loaded registers are regrouped into the destination's fragments.
+
+use tilec_ir::layout::{row_major, Layout};
+use tilec_ir::{Diagnostic, OpId, OpKind, OpSpec, Type, Value, VectorType};
+
+use super::copy_plan::{CopyInstr, CopyPlan, SharedSource};
+use super::{Fragments, Lowering};
+
+/// Where one register value was loaded: a vector and a position in it, or a scalar.
+#[derive(Clone, Debug)]
+pub(super) struct Loaded {
+    pub value: Value,
+    pub position: Option<Vec<i64>>,
+}
+
+/// The [`SharedSource`] of a shared tile type (its layout, row-major when it has none).
+pub fn shared_source(t: &tilec_ir::TileType) -> Result<SharedSource, String> {
+    let Some(&[rows, cols]) = t.static_shape().as_deref() else {
+        return Err(format!("'{t}' is not a static rank-2 tile"));
+    };
+    let (rows, cols) = (rows as u32, cols as u32);
+    let (memory, memory_name) = match &t.layout {
+        None => (row_major(rows, cols).map_err(|e| e.to_string())?, "row-major".to_string()),
+        Some(l @ (Layout::RowMajor | Layout::ColMajor | Layout::Swizzled { .. } | Layout::Linear(_))) => {
+            (l.to_linear(rows, cols).map_err(|e| e.to_string())?, l.to_string())
+        }
+        Some(l) => return Err(format!("shared tile layout {l} is not a memory layout")),
+    };
+    Ok(SharedSource { rows, cols, elem_bits: t.elem.bit_width(), memory, memory_name })
+}
+
+impl<'f> Lowering<'f> {
+    pub(super) fn lower_copy_s2r(&mut self, id: OpId) -> Result<(), Diagnostic> {
+        let op = self.func.body.op(id).clone();
+        let (Some(src), Some(result)) = (op.operand("src"), op.result()) else {
+            return Err(Diagnostic::error(op.span, "malformed 'tile.copy_s2r'"));
+        };
+        for &i in op.group("src_indices") {
+            if self.func.body.constant_int(i) != Some(0) {
+                return Err(Diagnostic::error(op.span, "'tile.copy_s2r' of a window at a non-zero offset is not supported by the lowering yet"));
+            }
+        }
+        let Type::Tile(st) = self.ty(src).clone() else { return Err(Diagnostic::error(op.span, "malformed 'tile.copy_s2r'")) };
+        let frags = self.fragments_of(result)?;
+        let source = shared_source(&st).map_err(|m| Diagnostic::error(op.span, m))?;
+        let dst_shape = self.ty(result).as_tile().and_then(|t| t.static_shape()).unwrap_or_default();
+        if dst_shape != [source.rows as u64, source.cols as u64] {
+            return Err(Diagnostic::error(op.span, "'tile.copy_s2r' of a window smaller than the shared tile is not supported by the lowering yet"));
+        }
+        let plan = CopyPlan::new(source, &frags.layout).map_err(|m| Diagnostic::error(op.span, format!("no copy plan: {m}")))?;
+        let loaded = self.execute_copy_plan(&plan, src, st.elem)?;
+        let out = self.assemble(&frags, &loaded);
+        self.frags.insert(result, out);
+        self.read_shared.insert(src);
+        Ok(())
+    }
+
+    /// Emits the plan's instances; returns where each register value landed.
+    pub(super) fn execute_copy_plan(&mut self, plan: &CopyPlan, src: Value, elem: tilec_ir::ScalarType) -> Result<Vec<Loaded>, Diagnostic> {
+        let (row0, col0) = self.thread_coords(&plan.lane_bases, &plan.warp_bases);
+        let mut loaded = Vec::with_capacity(plan.register_values as usize);
+        for inst in &plan.instances {
+            let row = self.add_const(row0, inst.origin.0 as i64);
+            let col = self.add_const(col0, inst.origin.1 as i64);
+            match plan.instr {
+                CopyInstr::LdMatrix { num, trans } => {
+                    let v = self.emit_value(
+                        OpSpec::new(OpKind::LdMatrix)
+                            .group("src", &[src])
+                            .group("indices", &[row, col])
+                            .attr("numTiles", num as i64)
+                            .attr("transpose", trans)
+                            .result(VectorType::new(&[num as u64, 2], elem)),
+                    );
+                    for j in 0..2 * num as i64 {
+                        loaded.push(Loaded { value: v, position: Some(vec![j / 2, j % 2]) });
+                    }
+                }
+                CopyInstr::Load { width } => {
+                    let ty: Type = if width == 1 { Type::Scalar(elem) } else { VectorType::new(&[width as u64], elem).into() };
+                    let v = self.emit_value(OpSpec::new(OpKind::Load).group("src", &[src]).group("indices", &[row, col]).result(ty));
+                    for j in 0..width as i64 {
+                        loaded.push(Loaded { value: v, position: (width > 1).then(|| vec![j]) });
+                    }
+                }
+            }
+        }
+        Ok(loaded)
+    }
+
+    /// Regroups loaded register values into fragment vectors: a loaded vector that is exactly one
+    /// fragment is used as is; otherwise the fragment is built with `nvgpu.extract`/`nvgpu.insert`.
+    pub(super) fn assemble(&mut self, frags: &Fragments, loaded: &[Loaded]) -> Vec<Value> {
+        let vty = frags.vector_type();
+        let v = frags.values as usize;
+        let mut out = Vec::new();
+        for f in 0..frags.count() as usize {
+            let parts = &loaded[f * v..(f + 1) * v];
+            let first = parts[0].value;
+            let whole = self.ty(first) == &Type::Vector(vty.clone())
+                && parts.iter().enumerate().all(|(j, p)| p.value == first && p.position.as_deref() == Some(&frags.position(j as u32)[..]));
+            if whole {
+                out.push(first);
+                continue;
+            }
+            let mut acc = self.zero_vector(vty.clone());
+            for (j, p) in parts.iter().enumerate() {
+                let x = match &p.position {
+                    Some(pos) => self.extract(p.value, pos.clone()),
+                    None => p.value,
+                };
+                acc = self.insert(x, acc, frags.position(j as u32));
+            }
+            out.push(acc);
+        }
+        out
+    }
+}

@@ -1,0 +1,247 @@
+//! `lower-tile-to-nvgpu`: rewrites block-level tile ops into per-thread `nvgpu` ops.
+//!
+//! Runs after `layout-assignment`: every register tile type carries a distributed layout
+//! (`register`, `lane`, `warp` → `row`, `col`). A register tile value becomes a list of per-thread
+//! *fragment vectors* (a 1:N value map): fragment `f` holds register values `f*V .. (f+1)*V` where `V` is
+//! the per-thread size of one mma fragment of the tile's role (A 8, B 4, C 4 values for m16n8k16), in
+//! a `vector<V/2 x 2 x T>` (`vector<V/4 x 4 x T>` for 8-bit elements), element `[i][j]` being value
+//! `i * inner + j`: the shapes MLIR's `nvgpu.mma.sync` takes.
+//!
+//! One function per op kind, in its own file: [`copy_g2s`] (`tile.copy_g2s` → `device_async_copy`),
+//! [`copy_s2r`] (`tile.copy_s2r` → a [`CopyPlan`] executed as `ldmatrix` or loads), [`mma`]
+//! (`tile.mma` → `mma.sync`), [`copy_r2g`] (`tile.copy_r2g` → predicated stores), [`elementwise`]
+//! (`fill`, `splat`, binary ops, `select`, `cast` on fragments), [`control`] (`tile.for` with expanded
+//! loop-carried values, `tile.yield`). Scalar `tile.*` ops stay: they are per-thread now.
+//!
+//! Not supported (a diagnostic at the op): `tile.copy_r2s`, windowed `tile.copy_s2r` at a non-zero
+//! offset, register tiles whose layouts differ across an elementwise op, casts that change the fragment
+//! shape (8-bit ↔ wider).
+
+pub mod copy_plan;
+mod control;
+mod copy_g2s;
+mod copy_r2g;
+mod copy_s2r;
+mod elementwise;
+mod emit;
+mod mma;
+
+use std::collections::{BTreeSet, HashMap};
+
+use tilec_ir::layout::{Layout, LinearLayout};
+use tilec_ir::{Attribute, BlockId, Diagnostic, Func, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Type, Value, VectorType};
+
+pub use copy_plan::{CopyInstance, CopyInstr, CopyPlan, DistributedBases, SharedSource};
+
+use crate::layout_assignment::{num_warps, solve_layouts, LayoutSolution};
+
+/// The function attribute where the lowering states what its `cp.async` copies require of the global tiles.
+pub const ASYNC_COPY_REQUIREMENT_ATTR: &str = "async_copy_requirements";
+
+/// Lowers every function of a module (after layout assignment).
+pub fn lower_tile_to_nvgpu(module: &mut Module) -> Result<(), Diagnostic> {
+    for func in &mut module.funcs {
+        lower_func(func)?;
+    }
+    Ok(())
+}
+
+/// How one register tile is represented after lowering.
+#[derive(Clone, Debug)]
+pub(crate) struct Fragments {
+    pub layout: LinearLayout,
+    pub bases: DistributedBases,
+    pub elem: ScalarType,
+    /// Values per fragment.
+    pub values: u32,
+    /// Total per-thread values.
+    pub register_values: u32,
+}
+
+impl Fragments {
+    pub fn count(&self) -> u32 {
+        self.register_values / self.values
+    }
+
+    pub fn inner(&self) -> u64 {
+        let inner = if self.elem.bit_width() == 8 { 4 } else { 2 };
+        inner.min(self.values as u64)
+    }
+
+    pub fn vector_type(&self) -> VectorType {
+        let inner = self.inner();
+        VectorType::new(&[self.values as u64 / inner, inner], self.elem)
+    }
+
+    /// Position of value `j` (0..values) in a fragment vector.
+    pub fn position(&self, j: u32) -> Vec<i64> {
+        let inner = self.inner() as u32;
+        vec![(j / inner) as i64, (j % inner) as i64]
+    }
+}
+
+/// The state of lowering one function.
+pub(crate) struct Lowering<'f> {
+    pub func: &'f mut Func,
+    pub solution: LayoutSolution,
+    pub num_warps: u32,
+    /// Register tile value → its fragment vectors.
+    pub frags: HashMap<Value, Vec<Value>>,
+    /// Where new ops go: before this op.
+    pub at: OpId,
+    pub span: Span,
+    /// Hoisted ops (ids, constants, lane/warp terms) go at this index of the entry block.
+    pub hoist_pos: usize,
+    pub constants: HashMap<(i64, bool), Value>,
+    pub special: HashMap<OpKind, Value>,
+    pub bit_terms: HashMap<(Value, Vec<(u32, u32)>), (Value, Value)>,
+    /// Shared tiles a `tile.copy_s2r` has read so far (for the WAR barrier before refilling them).
+    pub read_shared: BTreeSet<Value>,
+    pub requirements: BTreeSet<String>,
+}
+
+/// Lowers one function.
+pub fn lower_func(func: &mut Func) -> Result<(), Diagnostic> {
+    let solution = solve_layouts(func)?;
+    let warps = num_warps(func);
+    func.attrs.insert("num_warps".into(), Attribute::Int(warps as i64));
+    let entry = func.entry;
+    let first = match func.body.block(entry).ops.first() {
+        Some(&op) => op,
+        None => return Ok(()),
+    };
+    let mut cx = Lowering {
+        func,
+        solution,
+        num_warps: warps,
+        frags: HashMap::new(),
+        at: first,
+        span: Span::UNKNOWN,
+        hoist_pos: 0,
+        constants: HashMap::new(),
+        special: HashMap::new(),
+        bit_terms: HashMap::new(),
+        read_shared: BTreeSet::new(),
+        requirements: BTreeSet::new(),
+    };
+    cx.lower_block(entry, false)?;
+    if !cx.requirements.is_empty() {
+        let text = cx.requirements.iter().cloned().collect::<Vec<_>>().join("; ");
+        cx.func.attrs.insert(ASYNC_COPY_REQUIREMENT_ATTR.into(), Attribute::Str(text));
+    }
+    Ok(())
+}
+
+impl<'f> Lowering<'f> {
+    pub fn ty(&self, v: Value) -> &Type {
+        self.func.body.ty(v)
+    }
+
+    pub fn is_reg_tile(&self, v: Value) -> bool {
+        matches!(self.ty(v), Type::Tile(t) if t.space == MemorySpace::Register)
+    }
+
+    /// The fragment representation of a register tile value.
+    pub fn fragments_of(&mut self, v: Value) -> Result<Fragments, Diagnostic> {
+        let span = self.span;
+        let Type::Tile(t) = self.func.body.ty(v).clone() else {
+            return Err(Diagnostic::error(span, "expected a register tile"));
+        };
+        let Some(shape) = t.static_shape() else { return Err(Diagnostic::error(span, "register tiles need static shapes")) };
+        let layout = match &t.layout {
+            Some(Layout::Linear(l)) => l.clone(),
+            Some(other) => other
+                .to_linear(shape[0] as u32, shape[1] as u32)
+                .map_err(|e| Diagnostic::error(span, format!("register tile layout {other}: {e}")))?,
+            None => return Err(Diagnostic::error(span, format!("register tile '{t}' has no layout; run layout-assignment first"))),
+        };
+        let values = match self.solution.of(v) {
+            Some((_, n, _)) => *n,
+            None => return Err(Diagnostic::error(span, format!("no fragment size known for '{t}'"))),
+        };
+        let bases = DistributedBases::of(&layout);
+        if !bases.is_additive() {
+            return Err(Diagnostic::error(span, format!("the layout of '{t}' is not additive; its lowering is not supported")));
+        }
+        let register_values = layout.in_dim_size("register").unwrap_or(1);
+        if values > register_values || register_values % values != 0 {
+            return Err(Diagnostic::error(span, format!("'{t}': {register_values} register values per thread do not split into fragments of {values}")));
+        }
+        Ok(Fragments { layout, bases, elem: t.elem, values, register_values })
+    }
+
+    /// The fragment vectors a register tile value was lowered to.
+    pub fn frags(&self, v: Value) -> Result<Vec<Value>, Diagnostic> {
+        self.frags
+            .get(&v)
+            .cloned()
+            .ok_or_else(|| Diagnostic::error(self.span, "internal: a register tile used before it was lowered"))
+    }
+
+    fn lower_block(&mut self, block: BlockId, in_loop: bool) -> Result<(), Diagnostic> {
+        let ops: Vec<OpId> = self.func.body.block(block).ops.clone();
+        for (i, &id) in ops.iter().enumerate() {
+            let kind = self.func.body.op(id).kind;
+            self.at = id;
+            self.span = self.func.body.op(id).span;
+            let prev = if i > 0 { Some(self.func.body.op(ops[i - 1]).kind) } else { None };
+            let next = ops.get(i + 1).map(|&o| self.func.body.op(o).kind);
+            let replaced = match kind {
+                OpKind::CopyG2S => {
+                    self.lower_copy_g2s(id, prev != Some(OpKind::CopyG2S), next != Some(OpKind::CopyG2S), in_loop)?;
+                    true
+                }
+                OpKind::CopyS2R => {
+                    self.lower_copy_s2r(id)?;
+                    true
+                }
+                OpKind::Mma => {
+                    self.lower_mma(id)?;
+                    true
+                }
+                OpKind::CopyR2G => {
+                    self.lower_copy_r2g(id)?;
+                    true
+                }
+                OpKind::CopyR2S => {
+                    return Err(Diagnostic::error(self.span, "lowering 'tile.copy_r2s' to nvgpu is not supported yet")
+                        .with_note("stmatrix-based register-to-shared copies are planned; store through global memory with 'tile.copy_r2g' meanwhile"));
+                }
+                OpKind::For => {
+                    self.lower_for(id)?;
+                    true
+                }
+                OpKind::Yield => self.lower_yield(id)?,
+                _ => self.lower_elementwise(id)?,
+            };
+            if replaced {
+                self.func.body.erase(id);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `lower-tile-to-nvgpu` pass (see the [module documentation](self)).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LowerTileToNvgpu;
+
+impl crate::Pass for LowerTileToNvgpu {
+    fn name(&self) -> &'static str {
+        "lower-tile-to-nvgpu"
+    }
+
+    fn description(&self) -> &'static str {
+        "lower tile ops to per-thread nvgpu ops (cp.async, ldmatrix through a CopyPlan, mma.sync, predicated stores)"
+    }
+
+    fn run(&self, module: &mut Module, cx: &mut crate::PassContext) -> Result<(), Diagnostic> {
+        lower_tile_to_nvgpu(module)?;
+        for func in &module.funcs {
+            if let Some(text) = func.attrs.get(ASYNC_COPY_REQUIREMENT_ATTR).and_then(Attribute::as_str) {
+                cx.remark(func.span, format!("@{}: {text}", func.name));
+            }
+        }
+        Ok(())
+    }
+}
