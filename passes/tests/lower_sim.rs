@@ -27,7 +27,12 @@ fn lowered(name: &str) -> tilec_ir::Module {
 fn small_integers(t: &mut TensorData, seed: u64) {
     if t.elem.is_float() {
         for (i, v) in t.values.iter_mut().enumerate() {
-            *v = ((i as u64).wrapping_mul(2654435761).wrapping_add(seed * 97) % 7) as f64 - 3.0;
+            let mut x = (i as u64) ^ (seed << 40);
+            x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            x ^= x >> 29;
+            x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            x ^= x >> 32;
+            *v = (x % 7) as f64 - 3.0;
         }
     }
 }
@@ -116,5 +121,40 @@ fn random_floats_within_bound() {
     let (w, g) = (&want[2], &got[2]);
     for i in 0..w.values.len() {
         assert!((w.values[i] - g.values[i]).abs() <= bound, "C[{i}]: interp {} sim {}", w.values[i], g.values[i]);
+    }
+}
+
+#[test]
+fn the_comparison_catches_a_wrong_lowering() {
+    // Flip `transpose` on the B ldmatrix of the lowered mma.tir: the simulator must now disagree.
+    let original = load("mma.tir");
+    let func = &original.funcs[0];
+    let mut args = interp::default_args(func, &ArgShapes::new(), 9).unwrap();
+    for (i, a) in args.iter_mut().enumerate() {
+        if let ArgValue::Tensor(t) = a {
+            small_integers(t, i as u64);
+        }
+    }
+    let launch = interp::default_launch(func, &args).unwrap();
+    let mut sim_args: Vec<SimArg> = args.iter().map(|a| SimArg::Tile(a.as_tensor().unwrap().clone())).collect();
+    interp::run(func, &mut args, &launch).unwrap();
+    let mut low = lowered("mma.tir");
+    let f = &mut low.funcs[0];
+    let ld = (0..f.body.ops.len())
+        .map(|i| tilec_ir::OpId(i as u32))
+        .find(|&o| f.body.op(o).parent.is_some() && f.body.op(o).attr("transpose") == Some(&tilec_ir::Attribute::Bool(true)))
+        .expect("a transposed ldmatrix for B");
+    f.body.op_mut(ld).attrs.insert("transpose".into(), tilec_ir::Attribute::Bool(false));
+    sim::simulate(&low.funcs[0], &mut sim_args, &sim::Launch { grid: launch.grid }).unwrap();
+    assert_ne!(args[3].as_tensor().unwrap().values, sim_args[3].as_tile().unwrap().values);
+}
+
+#[test]
+fn gemm_s8_matches_through_vector_loads() {
+    // No ldmatrix for 8-bit elements yet: the copy plans fall back to per-thread loads; i32 results exact.
+    // cp.async of 16 bytes needs rows that are multiples of 16 i8 elements (K and N here).
+    for (m, n, k) in [(64, 64, 64), (72, 48, 80)] {
+        let (want, got) = run_both("gemm_s8.tir", &ArgShapes::gemm(m, n, k), 6, false);
+        assert_same("gemm_s8.tir", &format!("M={m} N={n} K={k}"), &want, &got);
     }
 }
