@@ -16,14 +16,23 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod kernel_info;
 pub mod ptxas;
 pub mod target;
 
 #[cfg(feature = "llvm")]
 pub mod llvm;
 
+/// nvgpu-level IR → LLVM IR → PTX (lives in `llvm/translate/`; declared here so `llvm/mod.rs` stays as is).
+#[cfg(feature = "llvm")]
+#[path = "llvm/translate/mod.rs"]
+pub mod translate;
+
 #[cfg(feature = "mlir")]
 pub mod mlir;
 
 pub use error::{Error, Result};
+pub use kernel_info::{AbiParam, AbiRole, KernelInfo, KernelParam, ParamKind};
+#[cfg(feature = "llvm")]
+pub use translate::{compile_to_llvm_ir, compile_to_ptx, translate_func, translate_module, CompiledModule, TranslateError};
 pub use target::{OptLevel, Target};

@@ -1,0 +1,313 @@
+//! What a launcher needs to know about a compiled kernel, without LLVM: its name, block size, shared
+//! memory, and the parameter list of its PTX entry in order.
+//!
+//! The driver writes one [`KernelInfo`] per kernel as a JSON manifest beside the PTX, so the small GPU
+//! runner (cudarc, no LLVM) can launch it. Everything here is computed from the nvgpu-level
+//! [`Func`](tilec_ir::Func) alone; the LLVM translation (`translate`) uses the same [`KernelInfo`] and
+//! [`SharedPlan`] to build the entry's signature and the shared-memory globals, so the manifest and the PTX
+//! cannot disagree.
+//!
+//! # Kernel ABI
+//! Parameters follow the function's arguments in order:
+//! - a global tile `tile<?x128xf16, global>` becomes `ptr addrspace(1)` (the first element), then one
+//!   `i64` per `?` extent, in axis order (`A`, `A_dim0`);
+//! - a scalar becomes its LLVM type: `index` → `i64`, `i32` → `i32`, `f32`/`tf32` → `float`,
+//!   `f16` → `half`, `bf16` → `bfloat`, `f64` → `double`, `i8`/`u8` → `i8`, and `i1` → `i8` (0 or 1;
+//!   PTX has no 1-bit parameters).
+//!
+//! The block is one-dimensional: `32 × num_warps` threads (the function attribute `num_warps`, default 1).
+//! The grid is the launcher's choice.
+//!
+//! # Shared memory
+//! One allocation per `tile.alloc_shared`, in program order, each 128-byte aligned (the same placement the
+//! warp simulator uses). Up to [`STATIC_SHARED_LIMIT`] bytes in total they are static `.shared` arrays and
+//! [`KernelInfo::dynamic_shared_bytes`] is 0; above it they live in one `extern .shared` array that the
+//! launcher must size: pass `dynamic_shared_bytes` as the launch's shared-memory size after raising the
+//! function's `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` to it.
+
+use serde::{Deserialize, Serialize};
+
+use tilec_ir::body::{Func, OpId};
+use tilec_ir::layout::Layout;
+use tilec_ir::ops::OpKind;
+use tilec_ir::types::{Dim, MemorySpace, ScalarType, Type};
+
+/// The most static shared memory a kernel may declare (48 KiB); more needs dynamic shared memory.
+pub const STATIC_SHARED_LIMIT: u64 = 48 * 1024;
+
+/// The most shared memory one block may use on the largest target (sm_90: 227 KiB).
+pub const MAX_SHARED_BYTES: u64 = 227 * 1024;
+
+/// Alignment of every shared allocation, in bytes.
+pub const SHARED_ALIGN: u64 = 128;
+
+/// A kernel as the launcher sees it. Serialises to the JSON manifest the driver writes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelInfo {
+    /// The PTX entry's name.
+    pub name: String,
+    /// Warps per block (the `num_warps` attribute, default 1).
+    pub num_warps: u32,
+    /// Threads per block along x, y, z: `[32 * num_warps, 1, 1]`.
+    pub block: [u32; 3],
+    /// Shared memory per block in bytes (static or dynamic).
+    pub shared_bytes: u64,
+    /// The dynamic shared memory to request at launch: 0 when every allocation is static, else
+    /// `shared_bytes` (raise the function's dynamic shared-memory limit to it first).
+    pub dynamic_shared_bytes: u64,
+    /// The kernel's arguments in order.
+    pub params: Vec<KernelParam>,
+    /// The PTX entry's parameters in order, each tied to the argument it comes from.
+    pub abi: Vec<AbiParam>,
+}
+
+/// One argument of the kernel (as written in the IR).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelParam {
+    /// The argument's name in the IR (`A` for `%A`), or `arg<i>` when it has none.
+    pub name: String,
+    /// What is passed.
+    #[serde(flatten)]
+    pub kind: ParamKind,
+}
+
+/// A kernel argument: a global tile or a scalar.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ParamKind {
+    /// A global tile: a device pointer to its first element, then an `i64` for each `?` extent.
+    Tile {
+        /// The element type (`f16`, `f32`, …).
+        elem: String,
+        /// Bytes per element.
+        elem_bytes: u32,
+        /// Extents, `null` for `?` (passed at launch).
+        shape: Vec<Option<u64>>,
+        /// `row_major` (the default) or `col_major`.
+        layout: String,
+        /// The axes whose extents follow the pointer as `i64` parameters, in order.
+        dynamic_axes: Vec<usize>,
+    },
+    /// A scalar passed by value.
+    Scalar {
+        /// The IR type (`f32`, `index`, …).
+        ty: String,
+    },
+}
+
+/// One parameter of the PTX entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbiParam {
+    /// The LLVM parameter's name (`A`, `A_dim0`, `alpha`).
+    pub name: String,
+    /// Which kernel argument it belongs to (index into [`KernelInfo::params`]).
+    pub arg: usize,
+    /// What it holds.
+    pub role: AbiRole,
+    /// Its type as the launcher writes it: `ptr` (8 bytes), `i64`, `i32`, `i8`, `f64`, `f32`, `f16`, `bf16`.
+    pub ty: String,
+    /// Its size in bytes.
+    pub bytes: u32,
+}
+
+/// What an entry parameter holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AbiRole {
+    /// A global tile's device pointer.
+    Pointer,
+    /// A global tile's run-time extent along this axis.
+    Extent(usize),
+    /// A scalar argument's value.
+    Value,
+}
+
+/// A kernel the backend cannot describe.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KernelInfoError {
+    /// An argument whose type cannot be a kernel parameter.
+    #[error("@{kernel}: argument #{index} of type '{ty}' cannot be passed to a kernel ({reason})")]
+    BadArgument {
+        /// The kernel.
+        kernel: String,
+        /// The argument's position.
+        index: usize,
+        /// Its type, as text.
+        ty: String,
+        /// Why not.
+        reason: String,
+    },
+    /// A shared allocation without a static shape, or too much shared memory.
+    #[error("@{kernel}: {message}")]
+    SharedMemory {
+        /// The kernel.
+        kernel: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// One `tile.alloc_shared`, placed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedAllocation {
+    /// The `tile.alloc_shared` op.
+    pub op: OpId,
+    /// Byte offset in the block's shared memory (a multiple of [`SHARED_ALIGN`]).
+    pub offset: u64,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Element type.
+    pub elem: ScalarType,
+    /// Number of elements.
+    pub elements: u64,
+}
+
+/// Where every shared tile of a kernel lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedPlan {
+    /// In program order.
+    pub allocations: Vec<SharedAllocation>,
+    /// End of the last allocation.
+    pub total_bytes: u64,
+    /// Whether the allocations live in dynamic shared memory (`total_bytes > STATIC_SHARED_LIMIT`).
+    pub dynamic: bool,
+}
+
+impl SharedPlan {
+    /// Places the kernel's shared tiles (see the [module documentation](self)).
+    pub fn new(func: &Func) -> Result<SharedPlan, KernelInfoError> {
+        let mut ops = Vec::new();
+        func.body.walk(func.entry, &mut |op| {
+            if func.body.op(op).kind == OpKind::AllocShared {
+                ops.push(op);
+            }
+        });
+        let error = |message: String| KernelInfoError::SharedMemory { kernel: func.name.clone(), message };
+        let mut allocations = Vec::new();
+        let mut next = 0u64;
+        for op in ops {
+            let o = func.body.op(op);
+            let tile = match o.result().map(|r| func.body.ty(r)) {
+                Some(Type::Tile(t)) if t.space == MemorySpace::Shared => t,
+                _ => return Err(error("'tile.alloc_shared' must produce a shared tile".into())),
+            };
+            let elements = tile
+                .num_elements()
+                .ok_or_else(|| error(format!("shared tile '{tile}' needs a static shape")))?;
+            let bytes = (elements * u64::from(tile.elem.bit_width())).div_ceil(8);
+            let offset = next.div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
+            next = offset.saturating_add(bytes);
+            if next > MAX_SHARED_BYTES {
+                return Err(error(format!(
+                    "shared tiles need {next} bytes, more than the {MAX_SHARED_BYTES} a block can have"
+                )));
+            }
+            allocations.push(SharedAllocation { op, offset, bytes, elem: tile.elem, elements });
+        }
+        Ok(SharedPlan { allocations, total_bytes: next, dynamic: next > STATIC_SHARED_LIMIT })
+    }
+
+    /// The allocation made by `op`.
+    pub fn allocation(&self, op: OpId) -> Option<&SharedAllocation> {
+        self.allocations.iter().find(|a| a.op == op)
+    }
+}
+
+/// The function's `num_warps` attribute (default 1).
+pub fn num_warps(func: &Func) -> u32 {
+    func.attrs.get("num_warps").and_then(|a| a.as_int()).map_or(1, |n| n.clamp(1, 32) as u32)
+}
+
+/// The name of a scalar type's parameter as the launcher writes it, and its size in bytes.
+pub fn scalar_abi_type(ty: ScalarType) -> Option<(&'static str, u32)> {
+    Some(match ty {
+        ScalarType::Index => ("i64", 8),
+        ScalarType::I32 => ("i32", 4),
+        ScalarType::I8 | ScalarType::U8 | ScalarType::I1 => ("i8", 1),
+        ScalarType::F32 | ScalarType::TF32 => ("f32", 4),
+        ScalarType::F16 => ("f16", 2),
+        ScalarType::BF16 => ("bf16", 2),
+        ScalarType::F64 => ("f64", 8),
+        ScalarType::I4 | ScalarType::U4 | ScalarType::F8E4M3 | ScalarType::F8E5M2 => return None,
+    })
+}
+
+/// Bytes per element of a global tile (sub-byte element types are not passed to kernels).
+fn element_bytes(ty: ScalarType) -> Option<u32> {
+    (ty.bit_width() >= 8).then(|| ty.bit_width() / 8)
+}
+
+impl KernelInfo {
+    /// Describes `func`'s entry point, block size and shared memory.
+    pub fn from_func(func: &Func) -> Result<KernelInfo, KernelInfoError> {
+        let num_warps = num_warps(func);
+        let shared = SharedPlan::new(func)?;
+        let mut params = Vec::new();
+        let mut abi = Vec::new();
+        for (index, &arg) in func.args().iter().enumerate() {
+            let name = func.body.value(arg).name.clone().unwrap_or_else(|| format!("arg{index}"));
+            let ty = func.body.ty(arg);
+            let bad = |reason: &str| KernelInfoError::BadArgument {
+                kernel: func.name.clone(),
+                index,
+                ty: ty.to_string(),
+                reason: reason.to_string(),
+            };
+            let kind = match ty {
+                Type::Tile(t) => {
+                    if t.space != MemorySpace::Global {
+                        return Err(bad("only global tiles are kernel arguments"));
+                    }
+                    let elem_bytes = element_bytes(t.elem).ok_or_else(|| bad("sub-byte elements are not supported"))?;
+                    let layout = match &t.layout {
+                        None | Some(Layout::RowMajor) => "row_major",
+                        Some(Layout::ColMajor) if t.rank() == 2 => "col_major",
+                        Some(_) => return Err(bad("a global tile must be #row_major or (rank 2) #col_major")),
+                    };
+                    abi.push(AbiParam { name: name.clone(), arg: index, role: AbiRole::Pointer, ty: "ptr".into(), bytes: 8 });
+                    let mut dynamic_axes = Vec::new();
+                    for (axis, d) in t.shape.iter().enumerate() {
+                        if *d == Dim::Dynamic {
+                            dynamic_axes.push(axis);
+                            abi.push(AbiParam {
+                                name: format!("{name}_dim{axis}"),
+                                arg: index,
+                                role: AbiRole::Extent(axis),
+                                ty: "i64".into(),
+                                bytes: 8,
+                            });
+                        }
+                    }
+                    ParamKind::Tile {
+                        elem: t.elem.name().to_string(),
+                        elem_bytes,
+                        shape: t.shape.iter().map(|d| d.as_static()).collect(),
+                        layout: layout.to_string(),
+                        dynamic_axes,
+                    }
+                }
+                Type::Scalar(s) => {
+                    let (abi_ty, bytes) = scalar_abi_type(*s).ok_or_else(|| bad("no parameter type for it"))?;
+                    abi.push(AbiParam { name: name.clone(), arg: index, role: AbiRole::Value, ty: abi_ty.into(), bytes });
+                    ParamKind::Scalar { ty: s.name().to_string() }
+                }
+                Type::Vector(_) => return Err(bad("kernel arguments are scalars or global tiles")),
+            };
+            params.push(KernelParam { name, kind });
+        }
+        Ok(KernelInfo {
+            name: func.name.clone(),
+            num_warps,
+            block: [32 * num_warps, 1, 1],
+            shared_bytes: shared.total_bytes,
+            dynamic_shared_bytes: if shared.dynamic { shared.total_bytes } else { 0 },
+            params,
+            abi,
+        })
+    }
+
+    /// Threads per block.
+    pub fn threads_per_block(&self) -> u32 {
+        self.block.iter().product()
+    }
+}

@@ -1,0 +1,307 @@
+//! nvgpu-level `.tir` → LLVM IR → PTX: for each nvgpu op kind a small input (`tests/inputs/*.tir`) is
+//! translated, the PTX is checked for the instruction, and ptxas assembles it for sm_80 and sm_90. Every
+//! seed program (`examples/seeds/*.tir`) translates and assembles; output is deterministic.
+#![cfg(feature = "llvm")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use tilec_ir::body::Module;
+use tilec_lower_ptx::ptxas::PtxasReport;
+use tilec_lower_ptx::translate::{compile, compile_to_ptx, CompiledModule, Emit, TranslateError};
+use tilec_lower_ptx::{AbiRole, KernelInfo, OptLevel, ParamKind, Target};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn parse(name: &str, text: &str) -> Module {
+    let module = tilec_ir::parse_module(text).unwrap_or_else(|d| panic!("{name}: parse errors: {d:?}"));
+    tilec_ir::verify::verify_module(&module).unwrap_or_else(|d| panic!("{name}: verifier errors: {d:?}"));
+    module
+}
+
+fn input(name: &str) -> Module {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/inputs").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    parse(name, &text)
+}
+
+fn ptx(name: &str, module: &Module, target: Target) -> CompiledModule {
+    compile_to_ptx(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{name} for {target}: {e}"))
+}
+
+/// Assembles with ptxas (or skips visibly without one; fails under TILEC_REQUIRE_PTXAS=1).
+fn assemble(test: &str, ptx: &str, target: Target) -> Option<PtxasReport> {
+    let ptxas = common::ptxas_or_skip(test)?;
+    match ptxas.assemble(ptx, target) {
+        Ok(report) => Some(report),
+        Err(e) => panic!("{test}: {e}\n--- PTX ---\n{ptx}"),
+    }
+}
+
+/// Compiles `name` for sm_80 and sm_90 (only sm_90 when `sm90_only`), checks `expected` lines in the PTX,
+/// and has ptxas assemble it. Returns the sm_80 (or sm_90) result.
+fn check_input(name: &str, expected: &[&str], sm90_only: bool) -> CompiledModule {
+    let module = input(name);
+    let targets: &[Target] = if sm90_only { &[Target::Sm90] } else { &[Target::Sm80, Target::Sm90] };
+    let mut first = None;
+    for &target in targets {
+        let compiled = ptx(name, &module, target);
+        assert!(compiled.ptx.contains(&format!(".target {}", target.chip())), "{name}: no .target line");
+        // Compare with whitespace runs collapsed (PTX separates operands with tabs).
+        let flat = compiled.ptx.split_whitespace().collect::<Vec<_>>().join(" ");
+        for e in expected {
+            assert!(flat.contains(e), "{name} for {target}: `{e}` not in the PTX:\n{}", compiled.ptx);
+        }
+        assert!(!compiled.ptx.contains("call.uni"), "{name}: an intrinsic became a call:\n{}", compiled.ptx);
+        if let Some(report) = assemble(&format!("{name}:{target}"), &compiled.ptx, target) {
+            for k in &report.kernels {
+                eprintln!(
+                    "{name} {target} {}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes smem",
+                    k.name, k.registers, k.spill_stores, k.spill_loads, k.shared_bytes
+                );
+            }
+        }
+        first.get_or_insert(compiled);
+    }
+    first.unwrap()
+}
+
+#[test]
+fn ldmatrix_x1_x2_x4_trans() {
+    check_input(
+        "ldmatrix.tir",
+        &[
+            "ldmatrix.sync.aligned.m8n8.x1.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+            "cp.async.cg.shared.global",
+            "cp.async.commit_group",
+            "cp.async.wait_group 0",
+            "bar.sync 0",
+            ".maxntid 32 {",
+        ],
+        false,
+    );
+}
+
+#[test]
+fn stmatrix_needs_sm90_and_assembles_there() {
+    check_input(
+        "stmatrix.tir",
+        &["stmatrix.sync.aligned.m8n8.x4.shared.b16", "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16"],
+        true,
+    );
+    let err = compile_to_ptx(&input("stmatrix.tir"), Target::Sm80, OptLevel::O3).unwrap_err();
+    assert!(matches!(err, TranslateError::Unsupported { op: "nvgpu.stmatrix", .. }), "{err}");
+    assert!(err.to_string().contains("sm_90"), "{err}");
+}
+
+#[test]
+fn mma_sync_variants() {
+    check_input(
+        "mma.tir",
+        &[
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
+            "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+            "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
+            "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32",
+        ],
+        false,
+    );
+}
+
+#[test]
+fn device_async_copy_sizes_zero_fill_and_groups() {
+    let compiled = check_input(
+        "async_copy.tir",
+        &[
+            "cp.async.cg.shared.global [",
+            "], 16;",
+            "cp.async.ca.shared.global [",
+            "], 8;",
+            "], 4;",
+            "cp.async.commit_group",
+            "cp.async.wait_group 1",
+            "cp.async.wait_group 0",
+        ],
+        false,
+    );
+    // The zero-fill variant carries a fourth (src-size) operand.
+    let zero_fill = compiled.ptx.lines().filter(|l| l.contains("cp.async.ca.shared.global") && l.matches(',').count() == 3);
+    assert_eq!(zero_fill.count(), 1, "{}", compiled.ptx);
+}
+
+#[test]
+fn gemm_loop_with_swizzle_dynamic_extents_and_masked_stores() {
+    let compiled = check_input(
+        "gemm_warp.tir",
+        &[
+            ".maxntid 128 {",
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            "cp.async.cg.shared.global",
+            "bar.sync 0",
+            "st.global.v2.b32",
+            "%ctaid.y",
+        ],
+        false,
+    );
+    let info = &compiled.kernels[0];
+    assert_eq!(info.block, [128, 1, 1]);
+    assert_eq!(info.shared_bytes, 64 * 16 * 2 + 16 * 8 * 2);
+    assert_eq!(info.dynamic_shared_bytes, 0);
+    let abi: Vec<(&str, &str)> = info.abi.iter().map(|p| (p.name.as_str(), p.ty.as_str())).collect();
+    assert_eq!(
+        abi,
+        [
+            ("A", "ptr"),
+            ("A_dim0", "i64"),
+            ("A_dim1", "i64"),
+            ("B", "ptr"),
+            ("B_dim0", "i64"),
+            ("B_dim1", "i64"),
+            ("C", "ptr"),
+            ("C_dim0", "i64"),
+            ("C_dim1", "i64"),
+            ("alpha", "f32")
+        ]
+    );
+    // The PTX entry has the same parameters in the same order.
+    let entry = compiled.ptx.split(".entry gemm_warp(").nth(1).unwrap().split(')').next().unwrap();
+    let params: Vec<&str> = entry.lines().map(str::trim).filter(|l| l.starts_with(".param")).collect();
+    assert_eq!(params.len(), 10, "{entry}");
+    assert!(params[0].starts_with(".param .u64 .ptr .global"), "{}", params[0]);
+    assert!(params[9].starts_with(".param .f32"), "{}", params[9]);
+}
+
+#[test]
+fn scalar_ops_and_casts() {
+    check_input("scalar_ops.tir", &["cvt.rn.f16.f32", "cvt.rn.bf16.f32", "max.f32", "min.f32", "cvt.rzi.s64.f32", "cvt.rn.f32.u32"], false);
+}
+
+#[test]
+fn dynamic_shared_memory_above_48k() {
+    let compiled = check_input("big_shared.tir", &[".extern .shared .align 128 .b8 big_shared_dynamic_shared[]", ".maxntid 256 {"], false);
+    let info = &compiled.kernels[0];
+    assert_eq!(info.shared_bytes, 128 + 128 * 256 * 2);
+    assert_eq!(info.dynamic_shared_bytes, info.shared_bytes);
+}
+
+#[test]
+fn static_shared_arrays_are_aligned() {
+    let compiled = ptx("ldmatrix.tir", &input("ldmatrix.tir"), Target::Sm80);
+    assert!(compiled.ptx.contains(".shared .align 128 .b8 ldmatrix_shared0[512]"), "{}", compiled.ptx);
+}
+
+#[test]
+fn every_example_input_compiles_for_all_four_targets() {
+    for name in ["ldmatrix.tir", "mma.tir", "async_copy.tir", "gemm_warp.tir", "scalar_ops.tir", "big_shared.tir"] {
+        let module = input(name);
+        for target in Target::ALL {
+            let compiled = ptx(name, &module, target);
+            if target != Target::Sm80 && target != Target::Sm90 {
+                assemble(&format!("{name}:{target}"), &compiled.ptx, target);
+            }
+        }
+    }
+}
+
+#[test]
+fn output_is_deterministic() {
+    for name in ["gemm_warp.tir", "mma.tir", "scalar_ops.tir"] {
+        let a = ptx(name, &input(name), Target::Sm80);
+        let b = ptx(name, &input(name), Target::Sm80);
+        assert_eq!(a, b, "{name}: two translations differ");
+    }
+}
+
+#[test]
+fn llvm_ir_uses_the_nvvm_intrinsics() {
+    let (ir, _) = compile(&input("gemm_warp.tir"), Target::Sm80, OptLevel::O3, Emit::Llvm).unwrap();
+    for name in [
+        "define ptx_kernel void @gemm_warp(ptr addrspace(1) noalias readonly captures(none) %A",
+        "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3(",
+        "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16.p3(",
+        "@llvm.nvvm.mma.m16n8k16.row.col.f32.f32(",
+        "@llvm.nvvm.cp.async.cg.shared.global.16.s(",
+        "@llvm.nvvm.cp.async.commit.group()",
+        "@llvm.nvvm.cp.async.wait.group(i32 0)",
+        "@llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)",
+        "\"nvvm.maxntid\"=\"128\"",
+    ] {
+        assert!(ir.contains(name.split('(').next().unwrap()), "`{name}` not in the LLVM IR:\n{ir}");
+    }
+    let (raw, _) = compile(&input("gemm_warp.tir"), Target::Sm80, OptLevel::O0, Emit::LlvmUnoptimized).unwrap();
+    assert!(raw.contains("phi <4 x float>"), "loop-carried fragment is not a vector phi:\n{raw}");
+}
+
+#[test]
+fn kernel_info_serialises_to_json() {
+    let compiled = ptx("gemm_warp.tir", &input("gemm_warp.tir"), Target::Sm80);
+    let info = &compiled.kernels[0];
+    let json = serde_json::to_string_pretty(info).unwrap();
+    eprintln!("{json}");
+    let back: KernelInfo = serde_json::from_str(&json).unwrap();
+    assert_eq!(&back, info);
+    assert!(json.contains("\"kind\": \"tile\""), "{json}");
+    assert!(json.contains("\"extent\": 1"), "{json}");
+    match &info.params[0].kind {
+        ParamKind::Tile { shape, dynamic_axes, elem, .. } => {
+            assert_eq!(shape, &[None, None]);
+            assert_eq!(dynamic_axes, &[0, 1]);
+            assert_eq!(elem, "f16");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(info.abi[1].role, AbiRole::Extent(0));
+}
+
+#[test]
+fn tile_level_ops_are_rejected_with_a_located_error() {
+    let text = std::fs::read_to_string(workspace().join("examples/mma.tir")).unwrap();
+    let module = parse("examples/mma.tir", &text);
+    let err = compile_to_ptx(&module, Target::Sm80, OptLevel::O3).unwrap_err();
+    assert!(err.to_string().contains("lower the kernel to the nvgpu dialect first"), "{err}");
+    assert!(!err.to_diagnostic().span.is_unknown());
+}
+
+#[test]
+fn every_seed_translates_and_assembles() {
+    let dir = workspace().join("examples/seeds");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "tir")).collect())
+        .unwrap_or_default();
+    paths.sort();
+    if paths.is_empty() {
+        eprintln!("SKIPPED every_seed_translates_and_assembles: no examples/seeds/*.tir yet");
+        return;
+    }
+    for path in paths {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let module = parse(&name, &std::fs::read_to_string(&path).unwrap());
+        let uses_stmatrix = std::fs::read_to_string(&path).unwrap().contains("nvgpu.stmatrix");
+        for target in [Target::Sm80, Target::Sm90] {
+            if uses_stmatrix && target == Target::Sm80 {
+                assert!(compile_to_ptx(&module, target, OptLevel::O3).is_err(), "{name}: stmatrix accepted for sm_80");
+                continue;
+            }
+            let compiled = ptx(&name, &module, target);
+            let again = ptx(&name, &module, target);
+            assert_eq!(compiled.ptx, again.ptx, "{name}: not deterministic");
+            if let Some(report) = assemble(&format!("{name}:{target}"), &compiled.ptx, target) {
+                for k in &report.kernels {
+                    eprintln!("seed {name} {target} {}: {} registers, {} spill bytes", k.name, k.registers, k.spill_stores + k.spill_loads);
+                    assert!(!k.has_spills(), "{name}: spills");
+                }
+            }
+        }
+    }
+}
