@@ -194,16 +194,20 @@ pub fn default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u32) ->
     pow2("num_warps", num_warps as u64)?;
     // Spread the warps without replication when the tile has enough fragments, else replicate.
     let grid = warp_grids(num_warps).into_iter().find(|&(wm, wn)| rows % (wm * h.rows) == 0 && cols % (wn * h.cols) == 0);
-    let (wm, wn, zero) = match grid {
-        Some((wm, wn)) => (wm, wn, false),
-        None => (num_warps, 1, true),
+    let l = match grid {
+        Some((wm, wn)) => tiled(&h.layout, &[
+            ("register", "col", cols / wn / h.cols, false),
+            ("register", "row", rows / wm / h.rows, false),
+            ("warp", "row", wm, false),
+            ("warp", "col", wn, false),
+        ])?,
+        // Too few fragments for the warps: every warp holds the whole tile.
+        None => tiled(&h.layout, &[
+            ("register", "col", cols / h.cols, false),
+            ("register", "row", rows / h.rows, false),
+            ("warp", "row", num_warps, true),
+        ])?,
     };
-    let l = tiled(&h.layout, &[
-        ("register", "col", cols / wn / h.cols, false),
-        ("register", "row", rows / wm / h.rows, false),
-        ("warp", "row", wm, zero),
-        ("warp", "col", wn, zero),
-    ])?;
     Ok((l, values))
 }
 
@@ -315,6 +319,20 @@ fn op_span(func: &Func, op: OpId) -> Span {
     func.body.op(op).span
 }
 
+/// The values of the function's placed ops and blocks (erased ops' results stay in the arena).
+pub fn live_values(func: &Func) -> Vec<Value> {
+    let body = &func.body;
+    let mut values: Vec<Value> = func.args().to_vec();
+    body.walk(func.entry, &mut |op| {
+        let o = body.op(op);
+        values.extend(&o.results);
+        for &r in &o.regions {
+            values.extend(&body.block(r).args);
+        }
+    });
+    values
+}
+
 /// Solves the layouts of one function (does not change it).
 pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
     let body = &func.body;
@@ -364,13 +382,10 @@ pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
     }
     // Every register tile value gets its class's layout, or a default.
     let mut chosen: HashMap<Value, (LinearLayout, u32, Role)> = HashMap::new();
-    let mut values: Vec<Value> = Vec::new();
-    for (i, data) in body.values.iter().enumerate() {
-        if matches!(&data.ty, Type::Tile(t) if t.space == MemorySpace::Register) {
-            values.push(Value(i as u32));
+    for v in live_values(func) {
+        if !matches!(body.ty(v), Type::Tile(t) if t.space == MemorySpace::Register) {
+            continue;
         }
-    }
-    for v in values {
         let c = classes.class_of(v);
         if chosen.contains_key(&c) {
             continue;
@@ -404,8 +419,8 @@ pub fn assign_layouts_in(func: &mut Func) -> Result<(), Diagnostic> {
     let mut solution = solve_layouts(func)?;
     let warps = num_warps(func);
     func.attrs.insert(NUM_WARPS_ATTR.to_string(), Attribute::Int(warps as i64));
-    for i in 0..func.body.values.len() {
-        let v = Value(i as u32);
+    for v in live_values(func) {
+        let i = v.index();
         let is_reg = matches!(func.body.ty(v), Type::Tile(t) if t.space == MemorySpace::Register);
         if !is_reg {
             continue;
@@ -433,6 +448,14 @@ mod tests {
         assert_eq!(warp_grids(4), vec![(2, 2), (4, 1), (1, 4)]);
         assert_eq!(warp_grids(8)[0], (4, 2));
         assert_eq!(warp_grids(1), vec![(1, 1)]);
+    }
+
+    #[test]
+    fn small_tiles_are_replicated_over_the_warps() {
+        let (l, values) = default_layout(16, 8, ScalarType::I32, 4).unwrap();
+        assert_eq!(values, 4);
+        assert_eq!(l.in_dim_size("warp"), Some(4));
+        assert_eq!(l.apply(&[3, 31, 3]).unwrap(), l.apply(&[3, 31, 0]).unwrap());
     }
 
     #[test]

@@ -102,6 +102,8 @@ pub(crate) struct Lowering<'f> {
 
 /// Lowers one function.
 pub fn lower_func(func: &mut Func) -> Result<(), Diagnostic> {
+    // Layout assignment is idempotent; running it here makes the lowering usable on its own.
+    crate::layout_assignment::assign_layouts_in(func)?;
     let solution = solve_layouts(func)?;
     let warps = num_warps(func);
     func.attrs.insert("num_warps".into(), Attribute::Int(warps as i64));
