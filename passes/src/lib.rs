@@ -28,6 +28,7 @@
 //! ```
 
 pub mod analysis;
+pub mod bank_conflicts;
 pub mod cleanup;
 pub mod context;
 pub mod layout_assignment;

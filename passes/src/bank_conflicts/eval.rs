@@ -1,0 +1,508 @@
+//! The per-lane scalar evaluator behind [`super::analyze_bank_conflicts`]: runs the index arithmetic of
+//! one warp, lane by lane, and turns each shared-memory access into a [`WarpAccess`].
+//!
+//! Independent of the warp simulator on purpose: it needs no memory contents, never fails, and treats
+//! anything it cannot compute (loaded values, vector elements, floats) as unknown.
+
+use std::collections::HashMap;
+
+use tilec_ir::layout::Layout;
+use tilec_ir::{Attribute, Func, MemorySpace, OpId, OpKind, TileType, Type, Value, ValueDef};
+
+use super::{
+    AccessCost, AccessKind, AccessReport, BankConflictOptions, BankConflictReport, Unanalyzed, WarpAccess,
+    WarpSelection, WARP_LANES,
+};
+
+/// One value per lane; `None` where unknown.
+type Lanes = [Option<i64>; WARP_LANES];
+const UNKNOWN: Lanes = [None; WARP_LANES];
+
+/// Alignment of each shared tile (as the simulator places them).
+const SHARED_ALIGN: u64 = 128;
+
+/// The physical element offset of `index` in a tile of type `ty`: row-major (also when no layout is set),
+/// column-major, or a `#swizzle<...>` of those, computed directly. `None` for an index of the wrong rank,
+/// a negative coordinate, or a layout that needs a lookup table (`#linear`, `#hw`).
+///
+/// Rank-2 tiles use their layout; other ranks are row-major over all axes (a swizzle of a row-major
+/// base still applies to the flattened offset).
+pub fn element_offset(ty: &TileType, index: &[i64]) -> Option<u64> {
+    let shape = ty.static_shape()?;
+    if index.len() != shape.len() || index.iter().any(|&i| i < 0) {
+        return None;
+    }
+    layout_offset(ty.layout.as_ref(), &shape, index)
+}
+
+fn layout_offset(layout: Option<&Layout>, shape: &[u64], index: &[i64]) -> Option<u64> {
+    let row_major = || index.iter().zip(shape).fold(0u64, |acc, (&i, &n)| acc * n + i as u64);
+    match layout {
+        None | Some(Layout::RowMajor) => Some(row_major()),
+        Some(Layout::ColMajor) if shape.len() == 2 => Some(index[1] as u64 * shape[0] + index[0] as u64),
+        Some(Layout::ColMajor) => Some(row_major()),
+        Some(Layout::Swizzled { swizzle, base }) => {
+            let o = layout_offset(Some(base), shape, index)?;
+            let o = u32::try_from(o).ok()?;
+            Some(u64::from(swizzle.apply(o)))
+        }
+        Some(Layout::Linear(_) | Layout::Hardware(_)) => None,
+    }
+}
+
+/// A shared tile the warp can address.
+#[derive(Clone)]
+struct SharedTile {
+    base: u64,
+    ty: TileType,
+    /// Row-major coordinate → physical offset, for layouts [`element_offset`] cannot compute directly.
+    table: Option<Vec<u32>>,
+}
+
+impl SharedTile {
+    fn new(base: u64, ty: TileType) -> SharedTile {
+        let table = match (&ty.layout, ty.static_shape().as_deref()) {
+            (Some(l @ (Layout::Linear(_) | Layout::Hardware(_))), Some(&[r, c])) => build_table(l, r, c),
+            _ => None,
+        };
+        SharedTile { base, ty, table }
+    }
+
+    /// Byte address of the element at `index`.
+    fn address(&self, index: &[i64]) -> Option<u64> {
+        let offset = match &self.table {
+            Some(t) => {
+                let shape = self.ty.static_shape()?;
+                if index.len() != 2 || index.iter().zip(&shape).any(|(&i, &n)| i < 0 || i as u64 >= n) {
+                    return None;
+                }
+                u64::from(*t.get((index[0] as u64 * shape[1] + index[1] as u64) as usize)?)
+            }
+            None => element_offset(&self.ty, index)?,
+        };
+        Some(self.base + offset * u64::from(self.ty.elem.bit_width()) / 8)
+    }
+}
+
+fn build_table(layout: &Layout, rows: u64, cols: u64) -> Option<Vec<u32>> {
+    let (r, c) = (u32::try_from(rows).ok()?, u32::try_from(cols).ok()?);
+    let n = rows.checked_mul(cols).filter(|&n| n <= 1 << 22)?;
+    let linear = layout.to_linear(r, c).ok()?;
+    let names = linear.out_dim_names();
+    let (ri, ci) = (names.iter().position(|&d| d == "row")?, names.iter().position(|&d| d == "col")?);
+    let mut table = vec![u32::MAX; n as usize];
+    for o in 0..n as u32 {
+        let coord = linear.apply(&[o]).ok()?;
+        table[(coord[ri] * c + coord[ci]) as usize] = o;
+    }
+    Some(table)
+}
+
+/// Accumulates the per-op results over warps and iterations.
+#[derive(Default)]
+struct Accumulator {
+    rows: HashMap<OpId, AccessReport>,
+    unanalyzed: HashMap<OpId, Unanalyzed>,
+    truncated: bool,
+}
+
+struct Evaluator<'a> {
+    func: &'a Func,
+    options: &'a BankConflictOptions,
+    warp: u32,
+    values: Vec<Lanes>,
+    tiles: HashMap<Value, SharedTile>,
+    executions: u64,
+    acc: &'a mut Accumulator,
+}
+
+pub(super) fn analyze(func: &Func, options: &BankConflictOptions) -> BankConflictReport {
+    let num_warps = func.attrs.get("num_warps").and_then(Attribute::as_int).unwrap_or(1).clamp(1, 32) as u32;
+    let warps: Vec<u32> = match &options.warps {
+        WarpSelection::All => (0..num_warps).collect(),
+        WarpSelection::Only(ws) => ws.clone(),
+    };
+    let mut acc = Accumulator::default();
+    let tiles = place_shared_tiles(func);
+    for &warp in &warps {
+        let mut ev = Evaluator {
+            func,
+            options,
+            warp,
+            values: vec![UNKNOWN; func.body.values.len()],
+            tiles: HashMap::new(),
+            executions: 0,
+            acc: &mut acc,
+        };
+        for (v, (base, ty)) in &tiles {
+            ev.tiles.insert(*v, SharedTile::new(*base, ty.clone()));
+        }
+        ev.run_block(func.entry, [true; WARP_LANES]);
+    }
+    // Program order.
+    let mut order = HashMap::new();
+    let mut n = 0usize;
+    func.body.walk(func.entry, &mut |op| {
+        order.insert(op, n);
+        n += 1;
+    });
+    let mut accesses: Vec<AccessReport> = acc.rows.into_values().collect();
+    accesses.sort_by_key(|a| order.get(&a.op).copied().unwrap_or(usize::MAX));
+    let mut unanalyzed: Vec<Unanalyzed> = acc.unanalyzed.into_values().collect();
+    unanalyzed.sort_by_key(|u| order.get(&u.op).copied().unwrap_or(usize::MAX));
+    BankConflictReport {
+        func: func.name.clone(),
+        warps,
+        loop_iterations: options.loop_iterations,
+        accesses,
+        unanalyzed,
+        truncated: acc.truncated,
+    }
+}
+
+/// Shared tiles from `tile.alloc_shared`, in program order at 128-byte aligned offsets (as the simulator
+/// places them); shared tiles passed as arguments start at 0.
+fn place_shared_tiles(func: &Func) -> Vec<(Value, (u64, TileType))> {
+    let mut out = Vec::new();
+    for &arg in func.args() {
+        if let Type::Tile(t) = func.body.ty(arg) {
+            if t.space == MemorySpace::Shared {
+                out.push((arg, (0, t.clone())));
+            }
+        }
+    }
+    let mut next = 0u64;
+    func.body.walk(func.entry, &mut |op| {
+        let o = func.body.op(op);
+        if o.kind != OpKind::AllocShared {
+            return;
+        }
+        let Some(r) = o.result() else { return };
+        let Type::Tile(t) = func.body.ty(r) else { return };
+        let bytes = t.num_elements().unwrap_or(0) * u64::from(t.elem.bit_width()) / 8;
+        let base = next.div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
+        next = base + bytes;
+        out.push((r, (base, t.clone())));
+    });
+    out
+}
+
+fn int_attr(op: &tilec_ir::Operation, name: &str) -> Option<i64> {
+    op.attr(name).and_then(Attribute::as_int)
+}
+
+fn keyword<'o>(op: &'o tilec_ir::Operation, name: &str) -> Option<&'o str> {
+    op.attr(name).and_then(|a| a.as_keyword().or(a.as_str()))
+}
+
+impl Evaluator<'_> {
+    fn get(&self, v: Value) -> &Lanes {
+        &self.values[v.index()]
+    }
+
+    fn set(&mut self, v: Value, lanes: Lanes) {
+        self.values[v.index()] = lanes;
+    }
+
+    fn uniform(&mut self, v: Option<Value>, x: Option<i64>) {
+        if let Some(v) = v {
+            self.set(v, [x; WARP_LANES]);
+        }
+    }
+
+    fn run_block(&mut self, block: tilec_ir::BlockId, active: [bool; WARP_LANES]) {
+        for &op in &self.func.body.block(block).ops {
+            self.executions += 1;
+            if self.executions > self.options.max_op_executions {
+                self.acc.truncated = true;
+                return;
+            }
+            self.exec(op, active);
+        }
+    }
+
+    fn exec(&mut self, id: OpId, active: [bool; WARP_LANES]) {
+        let body = &self.func.body;
+        let op = body.op(id);
+        let result = op.result();
+        match op.kind {
+            OpKind::Constant => {
+                let x = match op.attr("value") {
+                    Some(Attribute::Int(n)) => Some(*n),
+                    Some(Attribute::Bool(b)) => Some(i64::from(*b)),
+                    _ => None,
+                };
+                self.uniform(result, x);
+            }
+            OpKind::BlockId => {
+                let axis = match keyword(op, "dim") {
+                    Some("y") => 1,
+                    Some("z") => 2,
+                    _ => 0,
+                };
+                self.uniform(result, Some(self.options.block_id[axis]));
+            }
+            OpKind::Dim => self.uniform(result, Some(self.options.dim_extent)),
+            OpKind::ThreadId => {
+                let x = keyword(op, "dim").unwrap_or("x") == "x";
+                let w = i64::from(self.warp);
+                if let Some(r) = result {
+                    self.set(r, std::array::from_fn(|l| Some(if x { 32 * w + l as i64 } else { 0 })));
+                }
+            }
+            OpKind::LaneId => {
+                if let Some(r) = result {
+                    self.set(r, std::array::from_fn(|l| Some(l as i64)));
+                }
+            }
+            OpKind::WarpId => self.uniform(result, Some(i64::from(self.warp))),
+            k if k.is_binary_arith() || k == OpKind::Cmp => {
+                let (Some(a), Some(b), Some(r)) = (op.operand("lhs"), op.operand("rhs"), result) else { return };
+                if !body.ty(r).as_scalar().is_some_and(|s| s.is_integer()) && k != OpKind::Cmp {
+                    return self.set(r, UNKNOWN);
+                }
+                let (a, b) = (*self.get(a), *self.get(b));
+                let pred = keyword(op, "predicate").unwrap_or("");
+                let out = std::array::from_fn(|l| {
+                    let (x, y) = (a[l]?, b[l]?);
+                    match k {
+                        OpKind::Add => x.checked_add(y),
+                        OpKind::Sub => x.checked_sub(y),
+                        OpKind::Mul => x.checked_mul(y),
+                        OpKind::Div => x.checked_div(y),
+                        OpKind::Rem => x.checked_rem(y),
+                        OpKind::Min => Some(x.min(y)),
+                        OpKind::Max => Some(x.max(y)),
+                        _ => {
+                            let holds = match pred {
+                                "eq" => x == y,
+                                "ne" => x != y,
+                                "lt" => x < y,
+                                "le" => x <= y,
+                                "gt" => x > y,
+                                "ge" => x >= y,
+                                _ => return None,
+                            };
+                            Some(i64::from(holds))
+                        }
+                    }
+                });
+                self.set(r, out);
+            }
+            OpKind::Select => {
+                let (Some(c), Some(t), Some(f), Some(r)) =
+                    (op.operand("cond"), op.operand("true_value"), op.operand("false_value"), result)
+                else {
+                    return;
+                };
+                let (c, t, f) = (*self.get(c), *self.get(t), *self.get(f));
+                self.set(r, std::array::from_fn(|l| if c[l]? != 0 { t[l] } else { f[l] }));
+            }
+            OpKind::Cast => {
+                let (Some(s), Some(r)) = (op.operand("source"), result) else { return };
+                let int = |v: Value| body.ty(v).as_scalar().is_some_and(|s| s.is_integer());
+                let lanes = if int(s) && int(r) { *self.get(s) } else { UNKNOWN };
+                self.set(r, lanes);
+            }
+            OpKind::For => self.exec_for(id, active),
+            OpKind::LdMatrix | OpKind::StMatrix | OpKind::DeviceAsyncCopy | OpKind::Load | OpKind::Store => {
+                self.record_access(id, active);
+                for &r in &op.results {
+                    self.set(r, UNKNOWN);
+                }
+            }
+            _ => {
+                for &r in &op.results {
+                    self.set(r, UNKNOWN);
+                }
+            }
+        }
+    }
+
+    /// Runs the first `loop_iterations` iterations per lane; lanes whose loop ended go inactive. The
+    /// loop's results are known only if every lane left the loop within those iterations.
+    fn exec_for(&mut self, id: OpId, active: [bool; WARP_LANES]) {
+        let body = &self.func.body;
+        let op = body.op(id);
+        let Some(&region) = op.regions.first() else { return };
+        let args = body.block(region).args.clone();
+        let results = op.results.clone();
+        let (Some(lb), Some(ub), Some(step)) = (op.operand("lower"), op.operand("upper"), op.operand("step")) else {
+            return;
+        };
+        let (lb, ub, step) = (*self.get(lb), *self.get(ub), *self.get(step));
+        let mut carried: Vec<Lanes> = op.group("inits").iter().map(|&v| *self.get(v)).collect();
+        // Shared tiles carried through the loop keep their placement.
+        for (i, &init) in op.group("inits").iter().enumerate() {
+            if let Some(t) = self.tiles.get(&init).cloned() {
+                self.tiles.insert(args[i + 1], t.clone());
+                self.tiles.insert(results[i], t);
+            }
+        }
+        let yield_op = body.block(region).ops.last().copied().filter(|&y| body.op(y).kind == OpKind::Yield);
+        let mut iv = lb;
+        let mut live = active;
+        let mut finished = false;
+        for t in 0..self.options.loop_iterations.max(1) {
+            // Lanes in this iteration: known iv below a known bound; unknown bounds run one iteration.
+            let mut now = [false; WARP_LANES];
+            for l in 0..WARP_LANES {
+                now[l] = live[l]
+                    && match (iv[l], ub[l]) {
+                        (Some(i), Some(u)) => i < u,
+                        _ => t == 0,
+                    };
+            }
+            if !now.iter().any(|&a| a) {
+                finished = (0..WARP_LANES).all(|l| !active[l] || (iv[l].is_some() && ub[l].is_some()));
+                break;
+            }
+            self.set(args[0], iv);
+            for (i, c) in carried.iter().enumerate() {
+                if let Some(&a) = args.get(i + 1) {
+                    self.set(a, *c);
+                }
+            }
+            self.run_block(region, now);
+            if self.acc.truncated {
+                return;
+            }
+            if let Some(y) = yield_op {
+                let ys = body.op(y).group("values").to_vec();
+                for (i, v) in ys.into_iter().enumerate() {
+                    let next = *self.get(v);
+                    if let Some(c) = carried.get_mut(i) {
+                        for l in 0..WARP_LANES {
+                            if now[l] {
+                                c[l] = next[l];
+                            }
+                        }
+                    }
+                }
+            }
+            for l in 0..WARP_LANES {
+                iv[l] = match (iv[l], step[l]) {
+                    (Some(i), Some(s)) if s > 0 => i.checked_add(s),
+                    _ => None,
+                };
+                live[l] = now[l] && iv[l].is_some();
+            }
+        }
+        for (i, &r) in results.iter().enumerate() {
+            let lanes = if finished { carried.get(i).copied().unwrap_or(UNKNOWN) } else { UNKNOWN };
+            self.set(r, lanes);
+        }
+    }
+
+    fn record_access(&mut self, id: OpId, active: [bool; WARP_LANES]) {
+        let body = &self.func.body;
+        let op = body.op(id);
+        let (kind, mem, indices, value_ty) = match op.kind {
+            OpKind::LdMatrix => {
+                let kind = AccessKind::LdMatrix {
+                    num_tiles: int_attr(op, "numTiles").unwrap_or(1) as u32,
+                    transpose: op.attr("transpose").and_then(Attribute::as_bool).unwrap_or(false),
+                };
+                (kind, op.operand("src"), op.group("indices"), None)
+            }
+            OpKind::StMatrix => {
+                let kind = AccessKind::StMatrix {
+                    num_tiles: int_attr(op, "numTiles").unwrap_or(1) as u32,
+                    transpose: op.attr("transpose").and_then(Attribute::as_bool).unwrap_or(false),
+                };
+                (kind, op.operand("dst"), op.group("indices"), None)
+            }
+            OpKind::DeviceAsyncCopy => (AccessKind::AsyncCopy, op.operand("dst"), op.group("dst_indices"), None),
+            OpKind::Load => (AccessKind::Load, op.operand("src"), op.group("indices"), op.result().map(|r| body.ty(r))),
+            _ => (AccessKind::Store, op.operand("dst"), op.group("indices"), op.operand("value").map(|v| body.ty(v))),
+        };
+        let Some(mem) = mem else { return };
+        let Type::Tile(ty) = body.ty(mem) else { return };
+        if ty.space != MemorySpace::Shared {
+            return;
+        }
+        let elem_bits = u64::from(ty.elem.bit_width());
+        let bytes_per_lane = match kind {
+            AccessKind::LdMatrix { .. } | AccessKind::StMatrix { .. } => 16,
+            AccessKind::AsyncCopy => (int_attr(op, "dstElements").unwrap_or(1).max(1) as u64 * elem_bits).div_ceil(8),
+            _ => {
+                let n = match value_ty {
+                    Some(Type::Vector(v)) => v.num_elements(),
+                    _ => 1,
+                };
+                (n * elem_bits).div_ceil(8)
+            }
+        } as u32;
+        // Lanes taking part: active, under a true (or unknown) mask, and for ldmatrix/stmatrix only the
+        // lanes that supply row addresses.
+        let mut lanes = active;
+        if let Some(mask) = op.operand("mask") {
+            let m = *self.get(mask);
+            for l in 0..WARP_LANES {
+                lanes[l] &= m[l] != Some(0);
+            }
+        }
+        if let AccessKind::LdMatrix { num_tiles, .. } | AccessKind::StMatrix { num_tiles, .. } = kind {
+            for (l, on) in lanes.iter_mut().enumerate() {
+                *on &= l < 8 * num_tiles as usize;
+            }
+        }
+        let index_lanes: Vec<Lanes> = indices.iter().map(|&v| *self.get(v)).collect();
+        let tile = self.tiles.get(&mem);
+        let mut addresses = [None; WARP_LANES];
+        for l in (0..WARP_LANES).filter(|&l| lanes[l]) {
+            let index: Option<Vec<i64>> = index_lanes.iter().map(|v| v[l]).collect();
+            let address = match (&index, tile) {
+                (Some(i), Some(t)) => t.address(i),
+                (Some(i), None) => SharedTile::new(0, ty.clone()).address(i),
+                _ => None,
+            };
+            match address {
+                Some(a) => addresses[l] = Some(a),
+                None => {
+                    let reason = match index {
+                        None => format!("the index of lane {l} (warp {}) is not computable from lane and loop indices", self.warp),
+                        Some(i) => format!("lane {l} (warp {}) index {i:?} has no address in '{ty}'", self.warp),
+                    };
+                    self.acc.unanalyzed.entry(id).or_insert(Unanalyzed { op: id, span: op.span, op_name: op.kind.name(), reason });
+                    return;
+                }
+            }
+        }
+        let access = match kind {
+            AccessKind::LdMatrix { num_tiles, .. } | AccessKind::StMatrix { num_tiles, .. } => {
+                WarpAccess::matrices(addresses, num_tiles)
+            }
+            _ => WarpAccess::new(addresses, bytes_per_lane),
+        };
+        let cost = access.cost();
+        let warp = self.warp;
+        let name = match &body.value(mem).name {
+            Some(n) => format!("%{n}"),
+            None => match body.value(mem).def {
+                ValueDef::OpResult { op, .. } => format!("%<op {}>", op.0),
+                ValueDef::BlockArg { index, .. } => format!("%<arg {index}>"),
+            },
+        };
+        let row = self.acc.rows.entry(id).or_insert_with(|| AccessReport {
+            op: id,
+            span: op.span,
+            kind,
+            tile: name,
+            tile_type: ty.to_string(),
+            bytes_per_lane,
+            instances: 0,
+            total: AccessCost::default(),
+            worst: cost,
+            worst_warp: warp,
+        });
+        row.instances += 1;
+        row.total.phases += cost.phases;
+        row.total.min_wavefronts += cost.min_wavefronts;
+        row.total.wavefronts += cost.wavefronts;
+        if cost.conflict_factor() > row.worst.conflict_factor() {
+            row.worst = cost;
+            row.worst_warp = warp;
+        }
+    }
+}
