@@ -38,6 +38,7 @@ pub mod options;
 pub mod pass;
 pub mod pipeline;
 pub mod registry;
+pub mod swizzle;
 pub mod target;
 pub mod timing;
 

@@ -48,6 +48,7 @@ impl PassRegistry {
         r.register_pass::<Dce>();
         r.register_pass::<crate::LayoutAssignment>();
         r.register_pass::<crate::LowerTileToNvgpu>();
+        r.register_pass::<crate::swizzle::SwizzlePass>();
         r
     }
 

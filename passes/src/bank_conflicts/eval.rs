@@ -53,6 +53,8 @@ fn layout_offset(layout: Option<&Layout>, shape: &[u64], index: &[i64]) -> Optio
 /// A shared tile the warp can address.
 #[derive(Clone)]
 struct SharedTile {
+    /// The value that introduced the tile (`tile.alloc_shared` result or argument).
+    root: Value,
     base: u64,
     ty: TileType,
     /// Row-major coordinate → physical offset, for layouts [`element_offset`] cannot compute directly.
@@ -60,12 +62,12 @@ struct SharedTile {
 }
 
 impl SharedTile {
-    fn new(base: u64, ty: TileType) -> SharedTile {
+    fn new(root: Value, base: u64, ty: TileType) -> SharedTile {
         let table = match (&ty.layout, ty.static_shape().as_deref()) {
             (Some(l @ (Layout::Linear(_) | Layout::Hardware(_))), Some(&[r, c])) => build_table(l, r, c),
             _ => None,
         };
-        SharedTile { base, ty, table }
+        SharedTile { root, base, ty, table }
     }
 
     /// Byte address of the element at `index`.
@@ -135,7 +137,7 @@ pub(super) fn analyze(func: &Func, options: &BankConflictOptions) -> BankConflic
             acc: &mut acc,
         };
         for (v, (base, ty)) in &tiles {
-            ev.tiles.insert(*v, SharedTile::new(*base, ty.clone()));
+            ev.tiles.insert(*v, SharedTile::new(*v, *base, ty.clone()));
         }
         ev.run_block(func.entry, [true; WARP_LANES]);
     }
@@ -454,7 +456,7 @@ impl Evaluator<'_> {
             let index: Option<Vec<i64>> = index_lanes.iter().map(|v| v[l]).collect();
             let address = match (&index, tile) {
                 (Some(i), Some(t)) => t.address(i),
-                (Some(i), None) => SharedTile::new(0, ty.clone()).address(i),
+                (Some(i), None) => SharedTile::new(mem, 0, ty.clone()).address(i),
                 _ => None,
             };
             match address {
@@ -477,6 +479,7 @@ impl Evaluator<'_> {
         };
         let cost = access.cost();
         let warp = self.warp;
+        let tile_value = tile.map_or(mem, |t| t.root);
         let name = match &body.value(mem).name {
             Some(n) => format!("%{n}"),
             None => match body.value(mem).def {
@@ -489,6 +492,7 @@ impl Evaluator<'_> {
             span: op.span,
             kind,
             tile: name,
+            tile_value,
             tile_type: ty.to_string(),
             bytes_per_lane,
             instances: 0,

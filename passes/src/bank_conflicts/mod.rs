@@ -32,7 +32,7 @@ mod eval;
 use std::collections::BTreeSet;
 use std::fmt;
 
-use tilec_ir::{Func, Module, OpId, SourceFile, Span};
+use tilec_ir::{Func, Module, OpId, SourceFile, Span, Value};
 
 pub use eval::element_offset;
 
@@ -206,6 +206,9 @@ pub struct AccessReport {
     pub kind: AccessKind,
     /// The shared tile, as `%name` (or `%<value number>`), with its type.
     pub tile: String,
+    /// The shared tile's defining value (`tile.alloc_shared` result or argument; loop-carried copies
+    /// resolve to it).
+    pub tile_value: Value,
     pub tile_type: String,
     pub bytes_per_lane: u32,
     /// Warp-level executions evaluated.
@@ -263,6 +266,17 @@ impl BankConflictReport {
     pub fn total(&self) -> AccessCost {
         let mut t = AccessCost::default();
         for a in &self.accesses {
+            t.phases += a.total.phases;
+            t.min_wavefronts += a.total.min_wavefronts;
+            t.wavefronts += a.total.wavefronts;
+        }
+        t
+    }
+
+    /// The sums over the accesses of one shared tile.
+    pub fn total_for_tile(&self, tile: Value) -> AccessCost {
+        let mut t = AccessCost::default();
+        for a in self.accesses.iter().filter(|a| a.tile_value == tile) {
             t.phases += a.total.phases;
             t.min_wavefronts += a.total.min_wavefronts;
             t.wavefronts += a.total.wavefronts;
