@@ -52,7 +52,15 @@ pub struct CompileArgs {
     /// GPU architecture.
     #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
     pub target: String,
-    /// Pass pipeline, e.g. "canonicalize,cse,dce" (default: the target's default pipeline; "" runs none).
+    /// LLVM optimisation level for --emit llvm/ptx.
+    #[arg(short = 'O', value_name = "0-3", default_value = "3")]
+    pub opt_level: String,
+    /// Also write each kernel's launch description (grid-independent: block size, shared memory,
+    /// parameters) as JSON, for the GPU runner.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<String>,
+    /// Pass pipeline, e.g. "canonicalize,cse,dce". Default: the tile-level cleanup for --emit tir; that plus
+    /// layout assignment and lowering to nvgpu for the other --emit kinds.
     #[arg(long, value_name = "PASSES")]
     pub pipeline: Option<String>,
     /// Print the IR after every pass (to stderr).

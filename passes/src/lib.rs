@@ -48,7 +48,7 @@ pub use lower::LowerTileToNvgpu;
 pub use manager::{DumpPoint, IrDump, PassManager, PipelineError, RunReport};
 pub use options::PassOptions;
 pub use pass::Pass;
-pub use pipeline::{default_pipeline, Pipeline, PipelineEntry};
+pub use pipeline::{default_pipeline, full_pipeline, lowering_pipeline, Pipeline, PipelineEntry};
 pub use registry::{PassConstructor, PassInfo, PassRegistry};
 pub use target::{Target, UnknownTarget};
 pub use timing::{TimingKind, TimingReport, TimingRow};

@@ -27,10 +27,7 @@ use tilec_ir::{Diagnostic, Span};
 use crate::options::PassOptions;
 use crate::target::Target;
 
-/// The passes run by default for a target, as a pipeline string.
-///
-/// Layout assignment, swizzling and lowering to nvgpu are written as passes on top of this framework;
-/// each joins this list when it lands (`layout-assignment,swizzle,lower-tile-to-nvgpu,...`).
+/// The tile-level passes run by default for a target, as a pipeline string: what `tilec --emit tir` runs.
 pub fn default_pipeline(target: Target) -> &'static str {
     match target {
         Target::Sm80 | Target::Sm86 | Target::Sm89 | Target::Sm90 => concat!(
@@ -40,6 +37,26 @@ pub fn default_pipeline(target: Target) -> &'static str {
             "dce",           // remove what is now unused
         ),
     }
+}
+
+/// The passes that take tile-level IR down to nvgpu-level IR, run after [`default_pipeline`] when the
+/// driver emits `nvgpu`, `llvm` or `ptx`.
+pub fn lowering_pipeline(target: Target) -> &'static str {
+    match target {
+        Target::Sm80 | Target::Sm86 | Target::Sm89 | Target::Sm90 => concat!(
+            "layout-assignment,",   // mma instruction shapes, warp grid, distributed register layouts
+            "lower-tile-to-nvgpu,", // copy plans: cp.async, ldmatrix, mma.sync, predicated stores
+            "canonicalize,",        // the lowering's address arithmetic: fold,
+            "cse,",                 // merge,
+            "canonicalize,",
+            "dce",                  // and drop what is unused
+        ),
+    }
+}
+
+/// The whole default pipeline from tile IR to nvgpu-level IR: [`default_pipeline`] then [`lowering_pipeline`].
+pub fn full_pipeline(target: Target) -> String {
+    format!("{},{}", default_pipeline(target), lowering_pipeline(target))
 }
 
 /// One pass of a pipeline: its name, its options, and where it was written.

@@ -13,20 +13,36 @@ use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
 
 pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     let target: Target = args.target.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
+    let backend_target: tilec_lower_ptx::Target =
+        args.target.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
+    let opt: tilec_lower_ptx::OptLevel =
+        args.opt_level.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
     let start = Instant::now();
     let source = read_source(&args.input)?;
     let mut module = parse_and_verify(&source)?;
     let front_end = start.elapsed();
     let mut timing = run_pipeline(args, target, &source, &mut module)?;
     let emit_start = Instant::now();
+    let mut kernels = Vec::new();
     let output = match args.emit {
-        Emit::Tir => tilec_ir::print_module(&module),
-        other => {
-            return Err(DriverError::Usage(format!(
-                "--emit {other}: lowering past the tile dialect is not built yet (only --emit tir works in this version)"
-            )))
+        Emit::Tir | Emit::Nvgpu => tilec_ir::print_module(&module),
+        Emit::Llvm => tilec_lower_ptx::compile_to_llvm_ir(&module, backend_target, opt)
+            .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
+        Emit::Ptx => {
+            let compiled = tilec_lower_ptx::compile_to_ptx(&module, backend_target, opt)
+                .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
+            kernels = compiled.kernels;
+            compiled.ptx
         }
+        Emit::Mlir => return Err(DriverError::Usage("--emit mlir: the MLIR backend is not built yet (issue 7)".into())),
     };
+    if let Some(path) = &args.manifest {
+        if args.emit != Emit::Ptx {
+            return Err(DriverError::Usage("--manifest describes PTX kernels: use it with --emit ptx".into()));
+        }
+        let json = serde_json::to_string_pretty(&kernels).map_err(|e| DriverError::Usage(format!("manifest: {e}")))?;
+        write_output(path, format!("{json}\n").as_bytes())?;
+    }
     write_output(&args.output, output.as_bytes())?;
     if let Some(timing) = timing.as_mut() {
         timing.push_front("parse + verify", TimingKind::Other, front_end);
@@ -44,7 +60,11 @@ pub fn run_pipeline(
     module: &mut Module,
 ) -> Result<Option<TimingReport>, DriverError> {
     let registry = PassRegistry::with_builtin();
-    let text = args.pipeline.as_deref().unwrap_or(tilec_passes::default_pipeline(target));
+    let default = match args.emit {
+        Emit::Tir => tilec_passes::default_pipeline(target).to_string(),
+        _ => tilec_passes::full_pipeline(target),
+    };
+    let text = args.pipeline.as_deref().unwrap_or(&default);
     let mut pm = PassManager::from_pipeline(&registry, text)
         .map_err(|d| diagnostics(&SourceFile::new("--pipeline", text), vec![d]))?
         .verify_each(!args.no_verify_each)
