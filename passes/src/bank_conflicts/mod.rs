@@ -310,11 +310,12 @@ impl BankConflictReport {
             ws if ws.windows(2).all(|p| p[1] == p[0] + 1) => format!("warps {}-{}", ws[0], ws[ws.len() - 1]),
             ws => format!("warps {ws:?}"),
         };
-        let mut rows: Vec<[String; 9]> = vec![[
+        let mut rows: Vec<[String; 10]> = vec![[
             "location".into(),
             "access".into(),
             "tile".into(),
             "B/lane".into(),
+            "ops".into(),
             "runs".into(),
             "min".into(),
             "actual".into(),
@@ -322,12 +323,34 @@ impl BankConflictReport {
             "worst".into(),
         ]];
         let per = |x: f64| if x.fract() == 0.0 { format!("{x}") } else { format!("{x:.2}") };
+        // One row per source location, access kind and tile: the lowering emits many ops per tile op.
+        let mut groups: Vec<(usize, AccessReport)> = Vec::new();
         for a in &self.accesses {
+            let same = |g: &AccessReport| {
+                g.span == a.span && g.kind == a.kind && g.tile_value == a.tile_value && g.bytes_per_lane == a.bytes_per_lane
+            };
+            match groups.iter_mut().find(|(_, g)| same(g)) {
+                Some((n, g)) => {
+                    *n += 1;
+                    g.instances += a.instances;
+                    g.total.phases += a.total.phases;
+                    g.total.min_wavefronts += a.total.min_wavefronts;
+                    g.total.wavefronts += a.total.wavefronts;
+                    if a.worst.conflict_factor() > g.worst.conflict_factor() {
+                        g.worst = a.worst;
+                        g.worst_warp = a.worst_warp;
+                    }
+                }
+                None => groups.push((1, a.clone())),
+            }
+        }
+        for (n, a) in &groups {
             rows.push([
                 loc(a.span),
                 a.kind.to_string(),
                 a.tile.clone(),
                 a.bytes_per_lane.to_string(),
+                n.to_string(),
                 a.instances.to_string(),
                 per(a.min_per_instance()),
                 per(a.wavefronts_per_instance()),
@@ -341,27 +364,28 @@ impl BankConflictReport {
             String::new(),
             String::new(),
             String::new(),
+            self.accesses.len().to_string(),
             String::new(),
             t.min_wavefronts.to_string(),
             t.wavefronts.to_string(),
             format!("{:.2}x", t.conflict_factor()),
             String::new(),
         ]);
-        let mut widths = [0usize; 9];
+        let mut widths = [0usize; 10];
         for r in &rows {
             for (w, c) in widths.iter_mut().zip(r) {
                 *w = (*w).max(c.chars().count());
             }
         }
         let mut out = format!(
-            "bank conflicts in @{} ({warps}, first {} iteration(s) of each loop; min/actual: wavefronts per run, total: summed over runs)\n",
+            "bank conflicts in @{} ({warps}, first {} iteration(s) of each loop; ops: nvgpu ops from one source op; runs: warp-level executions; min/actual: wavefronts per run; total: summed over runs)\n",
             self.func, self.loop_iterations
         );
         for (i, r) in rows.iter().enumerate() {
             let mut line = String::from("  ");
             for (j, (c, w)) in r.iter().zip(widths).enumerate() {
                 // Text columns left-aligned, numbers right-aligned.
-                if j < 3 || j == 8 {
+                if j < 3 || j == 9 {
                     line.push_str(&format!("{c:<w$}  "));
                 } else {
                     line.push_str(&format!("{c:>w$}  "));
@@ -370,7 +394,7 @@ impl BankConflictReport {
             out.push_str(line.trim_end());
             out.push('\n');
             if i == 0 || i + 2 == rows.len() {
-                out.push_str(&format!("  {}\n", "-".repeat(widths.iter().sum::<usize>() + 2 * 8)));
+                out.push_str(&format!("  {}\n", "-".repeat(widths.iter().sum::<usize>() + 2 * 9)));
             }
         }
         if self.accesses.is_empty() {
