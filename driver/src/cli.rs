@@ -35,6 +35,10 @@ pub enum Command {
     Interp(InterpArgs),
     /// Run an nvgpu-level kernel on the CPU warp simulator; print probed per-lane registers.
     Sim(SimArgs),
+    /// Compile a kernel and write a GPU run bundle (PTX, launch, seeded inputs, the oracle's results).
+    Bundle(BundleArgs),
+    /// Check the results a GPU run wrote into a bundle against the oracle's.
+    Compare(CompareArgs),
 }
 
 /// Compile a `.tir` file (the default command).
@@ -167,4 +171,27 @@ pub struct SimArgs {
     pub input: String,
     #[command(flatten)]
     pub inputs: RunInputs,
+}
+
+#[derive(Debug, Args)]
+pub struct BundleArgs {
+    /// Input file (`-` for standard input).
+    pub input: String,
+    /// The bundle directory to write.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: String,
+    /// GPU architecture of the PTX.
+    #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
+    pub target: String,
+    /// Extra timed launches for the runner (median time reported).
+    #[arg(long, default_value_t = 0)]
+    pub repeat: u32,
+    #[command(flatten)]
+    pub inputs: RunInputs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// A bundle directory after `tilec-gpu-runner` ran it.
+    pub bundle: String,
 }

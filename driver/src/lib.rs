@@ -45,6 +45,8 @@ fn run(cli: Cli) -> Result<String, DriverError> {
         Some(Command::Layout(args)) => commands::layout::run(&args),
         Some(Command::Interp(args)) => commands::interp::run(&args),
         Some(Command::Sim(args)) => commands::sim::run(&args),
+        Some(Command::Bundle(args)) => commands::bundle::run(&args),
+        Some(Command::Compare(args)) => commands::compare::run(&args),
         None => {
             let mut args = cli.compile;
             args.input = args.input_path.clone().ok_or_else(|| {

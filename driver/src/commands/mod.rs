@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
+pub mod bundle;
 pub mod check;
+pub mod compare;
 pub mod compile;
 pub mod interp;
 pub mod layout;

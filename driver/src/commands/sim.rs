@@ -58,7 +58,7 @@ pub fn run(args: &SimArgs) -> Result<String, DriverError> {
 }
 
 /// The first op that only the tile-level interpreter runs (block-collective tile ops).
-fn first_tile_level_op(func: &Func) -> Option<tilec_ir::OpId> {
+pub fn first_tile_level_op(func: &Func) -> Option<tilec_ir::OpId> {
     let mut found = None;
     func.body.walk(func.entry, &mut |id| {
         let kind = func.body.op(id).kind;

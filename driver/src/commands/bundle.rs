@@ -1,0 +1,166 @@
+//! `tilec bundle FILE -o DIR`: everything a GPU run needs, made on this machine — the PTX, the launch
+//! description, seeded input buffers — together with the results the oracles expect (the reference
+//! interpreter for tile-level kernels, the warp simulator for nvgpu-level ones). `tilec-gpu-runner DIR` runs
+//! it on the GPU machine, and `tilec compare DIR` checks the buffers it wrote against the expectations.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use tilec_gpu_runner::{Buffer, Bundle, Param};
+use tilec_ir::data::TensorData;
+use tilec_ir::interp::{self, ArgValue};
+use tilec_ir::sim::{self, SimArg};
+use tilec_ir::{Module, ScalarType};
+use tilec_lower_ptx::{AbiRole, KernelInfo};
+use tilec_passes::{PassContext, PassManager, PassRegistry};
+
+use crate::cli::BundleArgs;
+use crate::commands::interp::{arg_names, located_or_usage, prepare, select_func};
+use crate::error::DriverError;
+use crate::input::{diagnostics, parse_and_verify, read_source};
+
+/// What `tilec compare` needs besides the buffers: written as `meta.json` beside `bundle.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BundleMeta {
+    pub source: String,
+    pub kernel: String,
+    /// `interp` or `sim`.
+    pub oracle: String,
+    pub grid: [u32; 3],
+    pub tensors: Vec<TensorMeta>,
+}
+
+/// One global tile argument.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TensorMeta {
+    pub name: String,
+    pub elem: String,
+    pub shape: Vec<usize>,
+    /// The GPU's result (written by the runner).
+    pub output: String,
+    /// The oracle's result.
+    pub expected: String,
+}
+
+pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
+    let source = read_source(&args.input)?;
+    let module = parse_and_verify(&source)?;
+    let func = select_func(&module, args.inputs.func.as_deref())?;
+    let (values, launch) = prepare(func, &args.inputs).map_err(|d| located_or_usage(&source, d))?;
+    let tile_level = crate::commands::sim::first_tile_level_op(func).is_some();
+
+    // The oracle's answer on the original program.
+    let mut expected = values.clone();
+    let oracle = if tile_level {
+        interp::run(func, &mut expected, &launch).map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
+        "interp"
+    } else {
+        let mut sim_args = to_sim_args(&expected);
+        let sim_launch = sim::Launch::grid(launch.grid[0], launch.grid[1], launch.grid[2]);
+        sim::simulate(func, &mut sim_args, &sim_launch).map_err(|e| diagnostics(&source, vec![e.into()]))?;
+        for (slot, arg) in expected.iter_mut().zip(sim_args) {
+            if let (ArgValue::Tensor(t), SimArg::Tile(s)) = (slot, arg) {
+                *t = s;
+            }
+        }
+        "sim"
+    };
+
+    // Compile the kernel alone.
+    let target: tilec_passes::Target = args.target.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
+    let backend_target: tilec_lower_ptx::Target =
+        args.target.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
+    let mut single = Module { funcs: vec![func.clone()] };
+    let pipeline = tilec_passes::full_pipeline(target);
+    let registry = PassRegistry::with_builtin();
+    let pm = PassManager::from_pipeline(&registry, &pipeline).map_err(|d| DriverError::Usage(d.message))?;
+    pm.run(&mut single, &mut PassContext::new(target)).map_err(|e| diagnostics(&source, e.diagnostics.0))?;
+    let compiled = tilec_lower_ptx::compile_to_ptx(&single, backend_target, tilec_lower_ptx::OptLevel::O3)
+        .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
+    let kernel = compiled.kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
+
+    let dir = Path::new(&args.output);
+    std::fs::create_dir_all(dir).map_err(|e| DriverError::io(&args.output, &e))?;
+    let write = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).map_err(|e| DriverError::io(name, &e));
+    write("kernel.ptx", compiled.ptx.as_bytes())?;
+    let names = arg_names(func);
+    let mut tensors = Vec::new();
+    for ((name, value), want) in names.iter().zip(&values).zip(&expected) {
+        if let (ArgValue::Tensor(t), ArgValue::Tensor(e)) = (value, want) {
+            write(&format!("{name}.bin"), &t.to_le_bytes())?;
+            write(&format!("{name}.expected.bin"), &e.to_le_bytes())?;
+            tensors.push(TensorMeta {
+                name: name.clone(),
+                elem: t.elem.to_string(),
+                shape: t.shape.clone(),
+                output: format!("{name}.out.bin"),
+                expected: format!("{name}.expected.bin"),
+            });
+        }
+    }
+    let bundle = Bundle {
+        ptx: "kernel.ptx".into(),
+        kernel: kernel.name.clone(),
+        grid: launch.grid,
+        block: kernel.block,
+        shared_bytes: kernel.dynamic_shared_bytes as u32,
+        repeat: args.repeat,
+        params: abi_params(&kernel, &values, &names)?,
+    };
+    write("bundle.json", to_json(&bundle).as_bytes())?;
+    let meta = BundleMeta { source: source.name.clone(), kernel: kernel.name.clone(), oracle: oracle.into(), grid: launch.grid, tensors };
+    write("meta.json", to_json(&meta).as_bytes())?;
+    Ok(format!(
+        "{}: @{} for {}, grid [{}, {}, {}], block {}, {} B shared; expected results from the {oracle}\n",
+        args.output, kernel.name, args.target, launch.grid[0], launch.grid[1], launch.grid[2], kernel.block[0], kernel.shared_bytes
+    ))
+}
+
+fn to_json<T: Serialize>(value: &T) -> String {
+    // Plain structs of strings and numbers: serialisation cannot fail.
+    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
+}
+
+pub fn to_sim_args(values: &[ArgValue]) -> Vec<SimArg> {
+    values
+        .iter()
+        .map(|v| match v {
+            ArgValue::Tensor(t) => SimArg::Tile(t.clone()),
+            ArgValue::Scalar(_, x) => SimArg::Scalar(*x),
+        })
+        .collect()
+}
+
+/// The PTX entry's parameters in order, from the kernel's ABI and the argument values.
+fn abi_params(kernel: &KernelInfo, values: &[ArgValue], names: &[String]) -> Result<Vec<Param>, DriverError> {
+    let mut params = Vec::new();
+    for abi in &kernel.abi {
+        let value = values.get(abi.arg).ok_or_else(|| DriverError::Usage(format!("ABI names argument #{}", abi.arg)))?;
+        let name = names.get(abi.arg).cloned().unwrap_or_default();
+        params.push(match (&abi.role, value) {
+            (AbiRole::Pointer, ArgValue::Tensor(_)) => Param::Buffer(Buffer {
+                input: Some(format!("{name}.bin")),
+                zeros: None,
+                output: Some(format!("{name}.out.bin")),
+            }),
+            (AbiRole::Extent(axis), ArgValue::Tensor(t)) => Param::I64(t.shape.get(*axis).copied().unwrap_or(0) as i64),
+            (AbiRole::Value, ArgValue::Scalar(ty, x)) => match (ty, abi.ty.as_str()) {
+                (ScalarType::F32 | ScalarType::TF32, _) | (_, "f32") => Param::F32(*x as f32),
+                (_, "i32") => Param::I32(*x as i32),
+                (_, "i64") => Param::I64(*x as i64),
+                (_, other) => return Err(DriverError::Usage(format!("argument '{name}': the runner cannot pass a '{other}' scalar yet"))),
+            },
+            _ => return Err(DriverError::Usage(format!("argument '{name}' does not match the kernel's ABI"))),
+        });
+    }
+    Ok(params)
+}
+
+/// Used by `tilec compare`: the tensors of a bundle's oracle and GPU results.
+pub fn read_tensor(dir: &Path, file: &str, meta: &TensorMeta) -> Result<TensorData, DriverError> {
+    let path = dir.join(file);
+    let bytes = std::fs::read(&path).map_err(|e| DriverError::io(&path.display().to_string(), &e))?;
+    let elem = ScalarType::from_name(&meta.elem).ok_or_else(|| DriverError::Usage(format!("unknown element type {}", meta.elem)))?;
+    TensorData::from_le_bytes(&meta.shape, elem, &bytes)
+        .ok_or_else(|| DriverError::Usage(format!("{}: {} bytes do not hold a {:?} {} tensor", path.display(), bytes.len(), meta.shape, meta.elem)))
+}
