@@ -45,6 +45,7 @@ pub fn lowering_pipeline(target: Target) -> &'static str {
     match target {
         Target::Sm80 | Target::Sm86 | Target::Sm89 | Target::Sm90 => concat!(
             "layout-assignment,",   // mma instruction shapes, warp grid, distributed register layouts
+            "swizzle,",             // XOR-swizzle shared tiles: conflict-free cp.async and ldmatrix
             "lower-tile-to-nvgpu,", // copy plans: cp.async, ldmatrix, mma.sync, predicated stores
             "canonicalize,",        // the lowering's address arithmetic: fold,
             "cse,",                 // merge,
