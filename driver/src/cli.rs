@@ -82,6 +82,10 @@ pub struct CompileArgs {
     /// Print a per-pass wall-time table (to stderr), like `mlir-opt --mlir-timing`.
     #[arg(long)]
     pub timing: bool,
+    /// Print a report about the compiled code (to stderr): `bank-conflicts` counts the shared-memory
+    /// wavefronts of every warp-level access after lowering.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub report: Vec<Report>,
     #[arg(skip)]
     pub input: String,
 }
@@ -106,6 +110,13 @@ impl fmt::Display for Emit {
         let name = self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
         f.write_str(&name)
     }
+}
+
+/// Reports `--report` can print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Report {
+    /// Shared-memory bank conflicts per access (needs nvgpu-level IR: any --emit but tir).
+    BankConflicts,
 }
 
 #[derive(Debug, Args)]

@@ -7,7 +7,7 @@ use std::time::Instant;
 use tilec_ir::{Module, SourceFile};
 use tilec_passes::{PassContext, PassManager, PassRegistry, Target, TimingKind, TimingReport};
 
-use crate::cli::{CompileArgs, Emit};
+use crate::cli::{CompileArgs, Emit, Report};
 use crate::error::DriverError;
 use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
 
@@ -22,6 +22,16 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     let mut module = parse_and_verify(&source)?;
     let front_end = start.elapsed();
     let mut timing = run_pipeline(args, target, &source, &mut module)?;
+    if args.report.contains(&Report::BankConflicts) {
+        if args.emit == Emit::Tir {
+            return Err(DriverError::Usage("--report bank-conflicts looks at lowered code: use it with --emit nvgpu, llvm or ptx".into()));
+        }
+        let options = tilec_passes::bank_conflicts::BankConflictOptions::default();
+        for report in tilec_passes::bank_conflicts::analyze_module_bank_conflicts(&module, &options) {
+            let text = report.render(Some(&source));
+            eprint!("{text}{}", if text.ends_with('\n') { "" } else { "\n" });
+        }
+    }
     let emit_start = Instant::now();
     let mut kernels = Vec::new();
     let output = match args.emit {
