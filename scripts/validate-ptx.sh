@@ -18,7 +18,7 @@ OUT="$ROOT/out/ptx"
 [ -x "$TILEC" ] || { echo "validate-ptx: $TILEC is not built (run make build)" >&2; exit 2; }
 
 shopt -s nullglob
-examples=("$ROOT"/examples/*.tir)
+examples=("$ROOT"/examples/*.tir "$ROOT"/examples/seeds/*.tir)
 if [ "${#examples[@]}" -eq 0 ]; then
   echo "validate-ptx: no examples/*.tir yet"
   [ "${REQUIRE_PTX_EXAMPLES:-0}" = 1 ] && exit 1
@@ -38,7 +38,13 @@ failures=0
 checked=0
 for example in "${examples[@]}"; do
   name="$(basename "$example" .tir)"
+  # A header line `// targets: sm_90` limits an example to the targets whose instructions it uses.
+  only="$(sed -n 's|^// targets: *||p' "$example" | head -n 1)"
   for target in "${TARGETS[@]}"; do
+    if [ -n "$only" ] && ! grep -qw -- "$target" <<<"$only"; then
+      echo "skip  $name $target: the example needs ${only} (its '// targets:' line)"
+      continue
+    fi
     ptx="$OUT/$name.$target.ptx"
     if ! "$TILEC" "$example" --emit ptx --target "$target" -o "$ptx" 2>"$OUT/$name.$target.tilec.log"; then
       echo "FAIL  $name $target: tilec failed:"; sed 's/^/      /' "$OUT/$name.$target.tilec.log"

@@ -197,6 +197,9 @@ pub struct BundleArgs {
     /// Extra timed launches for the runner (median time reported).
     #[arg(long, default_value_t = 0)]
     pub repeat: u32,
+    /// Write no expected results (for timing runs at sizes the oracles would take too long on).
+    #[arg(long)]
+    pub no_oracle: bool,
     #[command(flatten)]
     pub inputs: RunInputs,
 }

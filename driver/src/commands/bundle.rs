@@ -51,7 +51,9 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
 
     // The oracle's answer on the original program.
     let mut expected = values.clone();
-    let oracle = if tile_level {
+    let oracle = if args.no_oracle {
+        "none"
+    } else if tile_level {
         interp::run(func, &mut expected, &launch).map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
         "interp"
     } else {
@@ -88,13 +90,15 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     for ((name, value), want) in names.iter().zip(&values).zip(&expected) {
         if let (ArgValue::Tensor(t), ArgValue::Tensor(e)) = (value, want) {
             write(&format!("{name}.bin"), &t.to_le_bytes())?;
-            write(&format!("{name}.expected.bin"), &e.to_le_bytes())?;
+            if !args.no_oracle {
+                write(&format!("{name}.expected.bin"), &e.to_le_bytes())?;
+            }
             tensors.push(TensorMeta {
                 name: name.clone(),
                 elem: t.elem.to_string(),
                 shape: t.shape.clone(),
                 output: format!("{name}.out.bin"),
-                expected: format!("{name}.expected.bin"),
+                expected: if args.no_oracle { String::new() } else { format!("{name}.expected.bin") },
             });
         }
     }
