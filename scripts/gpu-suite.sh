@@ -18,7 +18,7 @@ case "${1:-}" in
 prepare)
   cargo build --release -p tilec -p tilec-gpu-runner
   TILEC="${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec"
-  rm -rf "$DEV" && mkdir -p "$DEV/bundles"
+  rm -rf "$DEV" && mkdir -p "$DEV/bundles" "$DEV/bench"
   cp "${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec-gpu-runner" "$DEV/"
   for f in examples/seeds/*.tir; do
     "$TILEC" bundle "$f" -o "$DEV/bundles/seed_$(basename "$f" .tir)" --target "$TARGET"
@@ -30,6 +30,10 @@ prepare)
   done
   "$TILEC" bundle examples/gemm_epilogue.tir -o "$DEV/bundles/gemm_epilogue_72x80x48" --shape 72,80,48 --arg alpha=2 --arg beta=-1 --target "$TARGET"
   "$TILEC" bundle examples/gemm_s8.tir -o "$DEV/bundles/gemm_s8_72x48x80" --shape 72,48,80 --target "$TARGET"
+  # Timing runs: inputs made on the GPU machine, no oracle (the checked runs above cover correctness).
+  for shape in 1024,1024,1024 2048,2048,2048 4096,4096,4096 8192,8192,8192; do
+    "$TILEC" bundle examples/gemm.tir -o "$DEV/bench/gemm_${shape//,/x}" --shape "$shape" --target "$TARGET" --no-oracle --repeat 20
+  done
   du -sh "$DEV"
   ;;
 device)
@@ -41,6 +45,8 @@ device)
     compute-sanitizer --tool "$tool" ./tilec-gpu-runner bundles/gemm_200x72x40 bundles/gemm_256x256x256 > "$OUT/$tool.log" 2>&1 || true
   done
   tar czf "$OUT/outs.tgz" bundles/*/*.out.bin
+  # Timing: tilec's GEMM (median of 20 launches) and cuBLAS through torch at the same shapes, same run.
+  { ./tilec-gpu-runner bench/*; python3 "$ROOT/scripts/cublas_baseline.py" 1024,1024,1024 2048,2048,2048 4096,4096,4096 8192,8192,8192; } 2>&1 | tee "$OUT/bench.log" || true
   ;;
 check)
   IN="${2:?usage: gpu-suite.sh check DIR_WITH_outs.tgz}"

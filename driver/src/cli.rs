@@ -33,7 +33,8 @@ pub enum Command {
     Layout(LayoutArgs),
     /// Run the reference interpreter on seeded random inputs; print a checksum per argument.
     Interp(InterpArgs),
-    /// Run an nvgpu-level kernel on the CPU warp simulator; print probed per-lane registers.
+    /// Run a kernel on the CPU warp simulator: nvgpu-level kernels print probed per-lane registers; tile-level
+    /// kernels are lowered first and compared with the reference interpreter.
     Sim(SimArgs),
     /// Compile a kernel and write a GPU run bundle (PTX, launch, seeded inputs, the oracle's results).
     Bundle(BundleArgs),
@@ -180,6 +181,9 @@ pub struct InterpArgs {
 pub struct SimArgs {
     /// Input file (`-` for standard input).
     pub input: String,
+    /// Target whose default pipeline lowers a tile-level kernel before simulation.
+    #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
+    pub target: String,
     #[command(flatten)]
     pub inputs: RunInputs,
 }

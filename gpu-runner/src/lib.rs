@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 
-pub use crate::bundle::{Bundle, Buffer, Param};
+pub use crate::bundle::{Buffer, Bundle, Param, RandomFill};
 
 /// What went wrong.
 #[derive(Debug, thiserror::Error)]
@@ -84,10 +84,13 @@ pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) 
     for param in &bundle.params {
         buffers.push(match param {
             Param::Buffer(b) => {
-                let bytes = match (&b.input, b.zeros) {
-                    (Some(file), _) => read(dir, file)?,
-                    (None, Some(n)) => vec![0u8; n],
-                    (None, None) => return Err(RunError::Bundle("a buffer needs `input` or `zeros`".into())),
+                let bytes = match (&b.input, b.zeros, &b.random) {
+                    (Some(file), _, _) => read(dir, file)?,
+                    (None, Some(n), _) => vec![0u8; n],
+                    (None, None, Some(fill)) => fill
+                        .bytes()
+                        .ok_or_else(|| RunError::Bundle(format!("cannot make random '{}' elements", fill.elem)))?,
+                    (None, None, None) => return Err(RunError::Bundle("a buffer needs `input`, `zeros` or `random`".into())),
                 };
                 // A zero-length allocation is not allowed: keep one byte.
                 let bytes = if bytes.is_empty() { vec![0u8] } else { bytes };

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use tilec_gpu_runner::{Buffer, Bundle, Param};
+use tilec_gpu_runner::{Buffer, Bundle, Param, RandomFill};
 use tilec_ir::data::TensorData;
 use tilec_ir::interp::{self, ArgValue};
 use tilec_ir::sim::{self, SimArg};
@@ -89,6 +89,9 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     let mut tensors = Vec::new();
     for ((name, value), want) in names.iter().zip(&values).zip(&expected) {
         if let (ArgValue::Tensor(t), ArgValue::Tensor(e)) = (value, want) {
+            if args.no_oracle {
+                continue;
+            }
             write(&format!("{name}.bin"), &t.to_le_bytes())?;
             if !args.no_oracle {
                 write(&format!("{name}.expected.bin"), &e.to_le_bytes())?;
@@ -109,7 +112,7 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
         block: kernel.block,
         shared_bytes: kernel.dynamic_shared_bytes as u32,
         repeat: args.repeat,
-        params: abi_params(&kernel, &values, &names)?,
+        params: abi_params(&kernel, &values, &names, args.no_oracle)?,
     };
     write("bundle.json", to_json(&bundle).as_bytes())?;
     let meta = BundleMeta { source: source.name.clone(), kernel: kernel.name.clone(), oracle: oracle.into(), grid: launch.grid, tensors };
@@ -136,15 +139,23 @@ pub fn to_sim_args(values: &[ArgValue]) -> Vec<SimArg> {
 }
 
 /// The PTX entry's parameters in order, from the kernel's ABI and the argument values.
-fn abi_params(kernel: &KernelInfo, values: &[ArgValue], names: &[String]) -> Result<Vec<Param>, DriverError> {
+/// With `generated`, buffers are filled with pseudo-random data by the runner and nothing is copied back.
+fn abi_params(kernel: &KernelInfo, values: &[ArgValue], names: &[String], generated: bool) -> Result<Vec<Param>, DriverError> {
     let mut params = Vec::new();
     for abi in &kernel.abi {
         let value = values.get(abi.arg).ok_or_else(|| DriverError::Usage(format!("ABI names argument #{}", abi.arg)))?;
         let name = names.get(abi.arg).cloned().unwrap_or_default();
         params.push(match (&abi.role, value) {
+            (AbiRole::Pointer, ArgValue::Tensor(t)) if generated => Param::Buffer(Buffer {
+                input: None,
+                zeros: None,
+                random: Some(RandomFill { elem: t.elem.to_string(), count: t.len() }),
+                output: None,
+            }),
             (AbiRole::Pointer, ArgValue::Tensor(_)) => Param::Buffer(Buffer {
                 input: Some(format!("{name}.bin")),
                 zeros: None,
+                random: None,
                 output: Some(format!("{name}.out.bin")),
             }),
             (AbiRole::Extent(axis), ArgValue::Tensor(t)) => Param::I64(t.shape.get(*axis).copied().unwrap_or(0) as i64),

@@ -3,11 +3,15 @@
 //! A kernel written in the `nvgpu` dialect (per-thread code, like the seed experiments in
 //! `examples/seeds/`) runs as it is, and the per-lane values of every op marked `{probe = "..."}` are
 //! printed in the form the seed documents use. A kernel with tile-level ops is first lowered by the
-//! pipeline; the simulator's results are then compared with the reference interpreter's on the original.
+//! default pipeline (`tilec_passes::full_pipeline`); the simulator's results are then compared with the
+//! reference interpreter's on the original (bit-exact, or within the tolerance of `tilec compare`).
 
 use tilec_ir::interp::ArgValue;
 use tilec_ir::sim::{self, ProbeSpec, SimArg, SimOptions};
 use tilec_ir::{Func, OpKind};
+use tilec_passes::{PassContext, PassManager, PassRegistry};
+
+use crate::commands::bundle::to_sim_args;
 
 use crate::cli::SimArgs;
 use crate::commands::interp::{arg_names, located_or_usage, prepare, select_func};
@@ -18,21 +22,11 @@ pub fn run(args: &SimArgs) -> Result<String, DriverError> {
     let source = read_source(&args.input)?;
     let module = parse_and_verify(&source)?;
     let func = select_func(&module, args.inputs.func.as_deref())?;
-    if let Some(op) = first_tile_level_op(func) {
-        let op = func.body.op(op);
-        return Err(diagnostics(
-            &source,
-            vec![tilec_ir::Diagnostic::error(op.span, format!("'{}' is a tile-level op: `tilec sim` runs nvgpu-level kernels, and the lowering to nvgpu is not wired into the driver yet", op.kind))],
-        ));
-    }
     let (values, launch) = prepare(func, &args.inputs).map_err(|d| located_or_usage(&source, d))?;
-    let mut sim_args: Vec<SimArg> = values
-        .into_iter()
-        .map(|v| match v {
-            ArgValue::Tensor(t) => SimArg::Tile(t),
-            ArgValue::Scalar(_, x) => SimArg::Scalar(x),
-        })
-        .collect();
+    if first_tile_level_op(func).is_some() {
+        return lower_and_compare(args, &source, func, values, &launch);
+    }
+    let mut sim_args = to_sim_args(&values);
     let options = SimOptions { probes: ProbeSpec::marked(), ..SimOptions::default() };
     let sim_launch = sim::Launch::grid(launch.grid[0], launch.grid[1], launch.grid[2]);
     let trace = sim::simulate_with(func, &mut sim_args, &sim_launch, &options)
@@ -53,6 +47,76 @@ pub fn run(args: &SimArgs) -> Result<String, DriverError> {
             let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
             out.push_str(&format!("  %{name}: {}x{}  checksum {:016x}\n", dims.join("x"), t.elem, t.checksum()));
         }
+    }
+    Ok(out)
+}
+
+/// A tile-level kernel: lower it with the default pipeline, run the result on the simulator, and compare
+/// every global tile with what the reference interpreter computes on the original.
+fn lower_and_compare(
+    args: &SimArgs,
+    source: &tilec_ir::SourceFile,
+    func: &Func,
+    values: Vec<ArgValue>,
+    launch: &tilec_ir::interp::Launch,
+) -> Result<String, DriverError> {
+    let target: tilec_passes::Target =
+        args.target.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
+    let mut expected = values.clone();
+    tilec_ir::interp::run(func, &mut expected, launch).map_err(|e| diagnostics(source, vec![e.to_diagnostic()]))?;
+    let mut lowered = tilec_ir::Module { funcs: vec![func.clone()] };
+    let registry = PassRegistry::with_builtin();
+    let pipeline = tilec_passes::full_pipeline(target);
+    let pm = PassManager::from_pipeline(&registry, &pipeline).map_err(|d| DriverError::Usage(d.message))?;
+    pm.run(&mut lowered, &mut PassContext::new(target)).map_err(|e| diagnostics(source, e.diagnostics.0))?;
+    let lowered_func = &lowered.funcs[0];
+    let mut sim_args = to_sim_args(&values);
+    let sim_launch = sim::Launch::grid(launch.grid[0], launch.grid[1], launch.grid[2]);
+    let trace = sim::simulate(lowered_func, &mut sim_args, &sim_launch).map_err(|e| diagnostics(source, vec![e.into()]))?;
+    let mut out = format!(
+        "@{}: lowered with the default pipeline for {target}; simulated {} block(s), {} warp(s) each, {} warp-op(s); compared with the interpreter\n",
+        func.name,
+        trace.blocks,
+        sim::num_warps(lowered_func),
+        trace.warp_ops
+    );
+    let mut failed = 0;
+    for ((name, want), got) in arg_names(func).iter().zip(&expected).zip(&sim_args) {
+        let (ArgValue::Tensor(want), SimArg::Tile(got)) = (want, got) else { continue };
+        let (atol, rtol) = crate::commands::compare::tolerance(want.elem);
+        let mut exact = 0;
+        let mut bad = 0;
+        let mut max_abs = 0.0f64;
+        for (&g, &w) in got.values.iter().zip(&want.values) {
+            if g == w {
+                exact += 1;
+                continue;
+            }
+            let err = (g - w).abs();
+            max_abs = max_abs.max(err);
+            if !(err <= atol + rtol * w.abs()) {
+                bad += 1;
+            }
+        }
+        let dims: Vec<String> = want.shape.iter().map(|d| d.to_string()).collect();
+        let verdict = if bad > 0 {
+            failed += 1;
+            "MISMATCH"
+        } else if exact == want.len() {
+            "bit-exact"
+        } else {
+            "within tolerance"
+        };
+        out.push_str(&format!(
+            "  %{name}: {}x{}: {verdict}; {exact}/{} bit-identical, max abs err {max_abs:.3e}{}\n",
+            dims.join("x"),
+            want.elem,
+            want.len(),
+            if bad > 0 { format!(", {bad} outside atol {atol:e} + rtol {rtol:e}") } else { String::new() }
+        ));
+    }
+    if failed > 0 {
+        return Err(DriverError::Usage(format!("{out}{failed} tensor(s) differ between the simulator and the interpreter")));
     }
     Ok(out)
 }
