@@ -38,18 +38,25 @@ impl Pass for Dce {
     }
 }
 
+/// Whether a loop's step is a positive constant (a zero or negative step is a run-time error).
+fn step_positive(body: &Body, id: OpId) -> bool {
+    body.op(id).operand("step").and_then(|s| body.constant_int(s)).is_some_and(|s| s > 0)
+}
+
 /// Whether a loop may be deleted when its results are unused.
+///
+/// `walk` already visits the ops of nested loops, so a nested loop only needs its own step checked here:
+/// checking it with a recursive `removable_loop` walked every level again, which took time exponential
+/// in the nesting depth (found by the fuzzer: 52 nested loops never finished).
 fn removable_loop(body: &Body, id: OpId) -> bool {
-    let op = body.op(id);
-    let step_positive = op.operand("step").and_then(|s| body.constant_int(s)).is_some_and(|s| s > 0);
-    if !step_positive {
+    if !step_positive(body, id) {
         return false;
     }
     let mut ok = true;
-    for &region in &op.regions {
+    for &region in &body.op(id).regions {
         body.walk(region, &mut |inner| {
             let kind = body.op(inner).kind;
-            ok &= kind == OpKind::Yield || (kind == OpKind::For && removable_loop(body, inner))
+            ok &= kind == OpKind::Yield || (kind == OpKind::For && step_positive(body, inner))
                 || is_trivially_dead_if_unused(body, inner);
         });
     }
