@@ -1,0 +1,300 @@
+//! CLI misuse through the real `tilec` binary: every failure exits with 1 (2 for a missing environment)
+//! and a message, never 101 and never a Rust panic message; a failed compile leaves no output behind.
+//!
+//! The binary is `$TILEC` when set (the Makefile sets it), else `tilec` beside this test's target
+//! directory (`target/<profile>/tilec`), else one built into `target/<profile>/cli-tests/` on first use.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use tilec_tests::{diagnostics_dir, display_path, examples_dir, files_with_extension, repo_root};
+
+fn tilec() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("TILEC").map(PathBuf::from).filter(|p| p.is_file()) {
+            return p;
+        }
+        // This test runs from target/<profile>/deps/cli-<hash>.
+        let exe = std::env::current_exe().unwrap_or_else(|e| panic!("current_exe: {e}"));
+        let profile_dir = exe.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+        let sibling = profile_dir.join("tilec");
+        if sibling.is_file() {
+            return sibling;
+        }
+        // Not built by this `cargo test`: build it in a separate target directory (the outer cargo holds
+        // the lock of this one).
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
+        let dir = profile_dir.join("cli-tests");
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "-q", "-p", "tilec", "--bin", "tilec", "--manifest-path"]).arg(repo_root().join("Cargo.toml"));
+        cmd.env("CARGO_TARGET_DIR", &dir);
+        if release {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().unwrap_or_else(|e| panic!("cargo build -p tilec: {e}"));
+        assert!(status.success(), "cargo build -p tilec failed; build it or set TILEC");
+        dir.join(if release { "release" } else { "debug" }).join("tilec")
+    })
+}
+
+fn run(args: &[&str]) -> Output {
+    run_with_stdin(args, None)
+}
+
+fn run_with_stdin(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(tilec());
+    cmd.args(args).current_dir(repo_root()).env("NO_COLOR", "1").env_remove("RUST_BACKTRACE");
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() }).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {}: {e}", tilec().display()));
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        let _ = pipe.write_all(bytes);
+    }
+    child.wait_with_output().unwrap_or_else(|e| panic!("wait: {e}"))
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A failure as the design asks: the exit code, a message on stderr, no panic.
+#[track_caller]
+fn assert_fails(o: &Output, code: i32, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "exit status {:?}, stderr:\n{err}", o.status);
+    assert!(!err.trim().is_empty(), "no message on stderr");
+    assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
+    assert_no_panic(o);
+}
+
+#[track_caller]
+fn assert_no_panic(o: &Output) {
+    let err = stderr(o);
+    assert_ne!(o.status.code(), Some(101), "exit code 101 (a panic):\n{err}");
+    assert!(o.status.code().is_some(), "killed by a signal: {:?}\n{err}", o.status);
+    for bad in ["panicked", "RUST_BACKTRACE", "stack backtrace"] {
+        assert!(!err.contains(bad), "stderr contains {bad:?}:\n{err}");
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tilec-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("mkdir {}: {e}", dir.display()));
+    dir
+}
+
+const GEMM: &str = "examples/gemm.tir";
+const INVALID: &str = "tests/diagnostics/parser/undefined_value.tir";
+
+#[test]
+fn help_exits_0_and_documents_the_exit_codes() {
+    let o = run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for needle in ["Usage", "Exit codes", "0  success", "1  user error", "2  environment error"] {
+        assert!(out.contains(needle), "--help lacks {needle:?}:\n{out}");
+    }
+    for sub in ["check", "interp", "sim", "layout"] {
+        let o = run(&[sub, "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{sub} --help: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn missing_input_file() {
+    let o = run(&["/nonexistent/input.tir"]);
+    assert_fails(&o, 1, "/nonexistent/input.tir");
+    let o = run(&["check", "no-such-file.tir"]);
+    assert_fails(&o, 1, "no-such-file.tir");
+    for sub in ["interp", "sim"] {
+        assert_fails(&run(&[sub, "no-such-file.tir"]), 1, "no-such-file.tir");
+    }
+}
+
+#[test]
+fn no_input_file_and_unknown_flags() {
+    assert_fails(&run(&[]), 1, "no input file");
+    assert_fails(&run(&[GEMM, "--no-such-flag"]), 1, "--no-such-flag");
+    assert_fails(&run(&["check"]), 1, "required");
+    assert_fails(&run(&[GEMM, "--emit", "bogus"]), 1, "bogus");
+}
+
+#[test]
+fn directory_as_input() {
+    assert_fails(&run(&["examples"]), 1, "examples");
+    assert_fails(&run(&["check", "examples"]), 1, "examples");
+    // A path through a file (ENOTDIR).
+    assert_fails(&run(&["check", "examples/gemm.tir/x.tir"]), 1, "gemm.tir/x.tir");
+}
+
+#[test]
+fn unreadable_input_file() {
+    let dir = temp_dir("unreadable");
+    let file = dir.join("secret.tir");
+    std::fs::copy(repo_root().join(GEMM), &file).unwrap_or_else(|e| panic!("{e}"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    if std::fs::read(&file).is_ok() {
+        // Running as root: permissions do not stop reads. The other read failures are tested above.
+        eprintln!("note: running as root, mode 000 does not make a file unreadable; skipped");
+        return;
+    }
+    let path = file.to_string_lossy().into_owned();
+    assert_fails(&run(&["check", &path]), 1, "secret.tir");
+    assert_fails(&run(&[&path]), 1, "secret.tir");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn invalid_utf8_input_is_a_diagnostic() {
+    let dir = temp_dir("utf8");
+    let file = dir.join("bad.tir");
+    std::fs::write(&file, b"tile.func @f() {\n  \xff\xfe\n  tile.return\n}\n").unwrap_or_else(|e| panic!("{e}"));
+    let o = run(&["check", &file.to_string_lossy()]);
+    assert_fails(&o, 1, "bad.tir:2:");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unwritable_output() {
+    let o = run(&[GEMM, "-o", "/nonexistent/dir/x.tir"]);
+    assert_fails(&o, 1, "/nonexistent/dir/x");
+    // A directory as the output.
+    let dir = temp_dir("outdir");
+    let o = run(&[GEMM, "-o", &dir.to_string_lossy()]);
+    assert_fails(&o, 1, "error");
+    assert!(dir.is_dir(), "the directory given as output was replaced");
+    // The temporary file written beside it is gone.
+    let prefix = format!(".{}.tilec-", dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    let parent = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+    let left: Vec<String> = std::fs::read_dir(&parent)
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "temporary files left in {}: {left:?}", parent.display());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn failed_compile_leaves_no_output_and_keeps_an_old_one() {
+    let dir = temp_dir("nooutput");
+    let out = dir.join("out.tir");
+    let out_s = out.to_string_lossy().into_owned();
+    // Nothing there before: nothing there after.
+    let o = run(&[INVALID, "-o", &out_s]);
+    assert_fails(&o, 1, "error:");
+    assert!(!out.exists(), "a failed compile created {}", out.display());
+    // A file there before: untouched.
+    std::fs::write(&out, "previous contents\n").unwrap_or_else(|e| panic!("{e}"));
+    let o = run(&[INVALID, "-o", &out_s]);
+    assert_fails(&o, 1, "error:");
+    assert_eq!(std::fs::read_to_string(&out).unwrap_or_default(), "previous contents\n");
+    // A failing pipeline (unknown pass) after a successful parse: also untouched.
+    let o = run(&[GEMM, "--pipeline", "no-such-pass", "-o", &out_s]);
+    assert_fails(&o, 1, "unknown pass");
+    assert_eq!(std::fs::read_to_string(&out).unwrap_or_default(), "previous contents\n");
+    // No temporary files left beside it.
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["out.tir"], "files left in {}", dir.display());
+    // And a successful compile replaces it.
+    let o = run(&[GEMM, "-o", &out_s]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&out).unwrap_or_default().contains("tile.func @gemm"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unknown_pass_and_bad_pipelines() {
+    let o = run(&[GEMM, "--pipeline", "canonicalise"]);
+    assert_fails(&o, 1, "unknown pass 'canonicalise'");
+    assert!(stderr(&o).contains("did you mean 'canonicalize'"), "{}", stderr(&o));
+    for bad in ["cse,,dce", "cse{", "cse{x=1}", "{}", "dce}"] {
+        assert_fails(&run(&[GEMM, "--pipeline", bad]), 1, "error");
+    }
+    // --print-ir-after naming no pass of the pipeline is a warning, not a failure.
+    let o = run(&[GEMM, "--pipeline", "cse", "--print-ir-after", "nosuch"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
+fn unknown_target() {
+    assert_fails(&run(&[GEMM, "--target", "sm_99"]), 1, "unknown target 'sm_99'");
+    assert_fails(&run(&[GEMM, "--target", ""]), 1, "unknown target");
+}
+
+#[test]
+fn bad_shape_grid_and_arg() {
+    for shape in ["1,2", "0,1,1", "a,b,c", "-1,2,3", "1,2,3,4", "", "99999999999999999999999,1,1"] {
+        assert_fails(&run(&["interp", GEMM, "--shape", shape]), 1, "--shape");
+    }
+    for grid in ["0", "1,2,3,4", "x", "-1", "4294967296"] {
+        assert_fails(&run(&["interp", GEMM, "--grid", grid]), 1, "--grid");
+    }
+    for arg in ["A", "A=0x4", "A=axb", "A=", "nosuch=4x4", "A=4x4x4"] {
+        let o = run(&["interp", GEMM, "--shape", "16,16,16", "--arg", arg]);
+        assert_fails(&o, 1, "error");
+    }
+    assert_fails(&run(&["interp", GEMM, "--func", "nosuch"]), 1, "nosuch");
+    assert_fails(&run(&["interp", GEMM, "--input", "A=/nonexistent/file"]), 1, "/nonexistent/file");
+    assert_fails(&run(&["interp", GEMM, "--seed", "x"]), 1, "--seed");
+}
+
+#[test]
+fn unknown_layout_name() {
+    assert_fails(&run(&["layout", "no.such.layout"]), 1, "unknown layout 'no.such.layout'");
+    assert_fails(&run(&["layout"]), 1, "error");
+    assert_fails(&run(&["layout", "ldmatrix.x4", "--svg", "/nonexistent/dir/x.svg"]), 1, "/nonexistent/dir/x.svg");
+}
+
+#[test]
+fn stdin_as_input() {
+    let gemm = std::fs::read(examples_dir().join("gemm.tir")).unwrap_or_default();
+    let o = run_with_stdin(&["check", "-"], Some(&gemm));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("<stdin>: ok"));
+    let o = run_with_stdin(&["-"], Some(&gemm));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("tile.func @gemm"));
+    let o = run_with_stdin(&["check", "-"], Some(b"tile.func @f() {\n  %x = tile.bogus\n}\n"));
+    assert_fails(&o, 1, "<stdin>:2:");
+    // Empty standard input: no kernels; not a crash.
+    let o = run_with_stdin(&["check", "-"], Some(b""));
+    assert_no_panic(&o);
+}
+
+/// Every file of the diagnostics corpus, through the real binary: exit 1 with `file:line:col: error:`,
+/// and `--verify-diagnostics` agrees with its expectations.
+#[test]
+fn diagnostics_corpus_through_the_binary() {
+    let files = files_with_extension(&diagnostics_dir(), "tir");
+    assert!(files.len() >= 60, "only {} corpus files", files.len());
+    let header = |line: &str, name: &str| {
+        line.strip_prefix(name).and_then(|rest| rest.strip_prefix(':')).is_some_and(|rest| {
+            let mut parts = rest.splitn(3, ':');
+            let (l, c, tail) = (parts.next(), parts.next(), parts.next());
+            l.is_some_and(|l| l.parse::<u32>().is_ok()) && c.is_some_and(|c| c.parse::<u32>().is_ok()) && tail.is_some_and(|t| t.starts_with(" error:"))
+        })
+    };
+    let mut failures = Vec::new();
+    for file in &files {
+        let name = display_path(file);
+        let o = run(&["check", &name]);
+        let err = stderr(&o);
+        if o.status.code() != Some(1) || err.contains("panicked") || !err.lines().any(|l| header(l, &name)) {
+            failures.push(format!("{name}: exit {:?}\n{err}", o.status.code()));
+        }
+        let o = run(&["check", "--verify-diagnostics", &name]);
+        if o.status.code() != Some(0) {
+            failures.push(format!("{name}: --verify-diagnostics exit {:?}\n{}", o.status.code(), stderr(&o)));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} files:\n{}", failures.len(), files.len(), failures.join("\n"));
+}
