@@ -233,13 +233,13 @@ fn unknown_target() {
 #[test]
 fn bad_shape_grid_and_arg() {
     for shape in ["1,2", "0,1,1", "a,b,c", "-1,2,3", "1,2,3,4", "", "99999999999999999999999,1,1"] {
-        assert_fails(&run(&["interp", GEMM, "--shape", shape]), 1, "--shape");
+        assert_fails(&run(&["interp", GEMM, &format!("--shape={shape}")]), 1, "--shape");
     }
     for grid in ["0", "1,2,3,4", "x", "-1", "4294967296"] {
-        assert_fails(&run(&["interp", GEMM, "--grid", grid]), 1, "--grid");
+        assert_fails(&run(&["interp", GEMM, &format!("--grid={grid}")]), 1, "--grid");
     }
     for arg in ["A", "A=0x4", "A=axb", "A=", "nosuch=4x4", "A=4x4x4"] {
-        let o = run(&["interp", GEMM, "--shape", "16,16,16", "--arg", arg]);
+        let o = run(&["interp", GEMM, "--shape", "16,16,16", &format!("--arg={arg}")]);
         assert_fails(&o, 1, "error");
     }
     assert_fails(&run(&["interp", GEMM, "--func", "nosuch"]), 1, "nosuch");
