@@ -5,24 +5,56 @@
 #   (on the GPU machine, from the repository root, with .device carried):
 #       bash scripts/gpu-suite.sh device "$OUT"
 #   scripts/gpu-suite.sh check DIR   # here: unpack the results (DIR holds outs.tgz) and compare with the oracles
+#   scripts/gpu-suite.sh seeds [DIR] # here, no GPU: the seed bundles with the simulator standing in for the GPU
 #
-# Bundles: every seed experiment (oracle: the warp simulator, itself bit-exact against the seeds), the
-# tile examples (oracle: the reference interpreter), and the GEMM at several shapes, some ragged.
+# Bundles: every seed experiment, on the seed document's own input matrices (result buffers zeroed), checked
+# against the warp simulator AND, bit for bit, against the per-lane values and result matrices the seed
+# documents printed on real hardware (tilec compare --golden; which tables: .device/seed-inputs/*/golden-tables,
+# written by tilec-tests' seed-inputs from shared/seeds/, or SEEDS=DIR); the tile examples (oracle: the
+# reference interpreter); and the GEMM at several shapes, some ragged.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEV="$ROOT/.device"
 TARGET="${TARGET:-sm_90}"
+SEEDS="${SEEDS:-$ROOT/../shared/seeds}"
 cd "$ROOT"
+
+# prepare_seeds TILEC: the seed's inputs and printed outputs into $DEV/seed-inputs/seed_X/, a bundle per program.
+prepare_seeds() {
+  "${CARGO_TARGET_DIR:-$ROOT/target}/release/seed-inputs" --seeds "$SEEDS" "$DEV/seed-inputs"
+  local f t name inputs
+  for f in examples/seeds/*.tir; do
+    name="seed_$(basename "$f" .tir)" inputs=()
+    for t in "$DEV/seed-inputs/$name"/*.txt; do
+      case "$t" in *.golden.txt) continue ;; esac
+      inputs+=(--input "$(basename "$t" .txt)=$t")
+    done
+    [ ${#inputs[@]} -gt 0 ] || { echo "no seed inputs for $f" >&2; return 1; }
+    "$1" bundle "$f" -o "$DEV/bundles/$name" --target "$TARGET" "${inputs[@]}"
+  done
+}
+
+# check_bundle TILEC DIR: against the oracle's results, and a seed bundle against the seed's printed values too.
+check_bundle() {
+  local b="$2" golden=() g
+  case "$(basename "$b")" in
+  seed_*)
+    for g in "$DEV/seed-inputs/$(basename "$b")"/*.golden.txt; do
+      [ -f "$g" ] && golden+=(--golden "$(basename "$g" .golden.txt)=$g")
+    done
+    [ ${#golden[@]} -gt 0 ] || { echo "$b: no golden tables in $DEV/seed-inputs (run prepare)" >&2; return 1; }
+    ;;
+  esac
+  "$1" compare "$b" ${golden[@]+"${golden[@]}"}
+}
 
 case "${1:-}" in
 prepare)
-  cargo build --release -p tilec -p tilec-gpu-runner
+  cargo build --release -p tilec -p tilec-gpu-runner -p tilec-tests
   TILEC="${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec"
   rm -rf "$DEV" && mkdir -p "$DEV/bundles" "$DEV/bench"
   cp "${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec-gpu-runner" "$DEV/"
-  for f in examples/seeds/*.tir; do
-    "$TILEC" bundle "$f" -o "$DEV/bundles/seed_$(basename "$f" .tir)" --target "$TARGET"
-  done
+  prepare_seeds "$TILEC"
   "$TILEC" bundle examples/mma.tir -o "$DEV/bundles/mma" --target "$TARGET"
   "$TILEC" bundle examples/copy_s2r.tir -o "$DEV/bundles/copy_s2r" --target "$TARGET"
   for shape in 128,128,32 200,72,40 256,256,256 513,1000,264 1024,1024,1024; do
@@ -54,10 +86,26 @@ check)
   tar xzf "$IN/outs.tgz" -C "$DEV"
   status=0
   for b in "$DEV"/bundles/*/; do
-    "$TILEC" compare "${b%/}" || status=1
+    check_bundle "$TILEC" "${b%/}" || status=1
+  done
+  exit $status
+  ;;
+seeds)
+  # Here, without a GPU, a test of the seed plumbing: the seed bundles only, the simulator's expected results
+  # standing in for the GPU's outputs (the simulator reproduces the seeds: ir/tests/sim_seeds.rs), then check.
+  # Writes into DIR (default: a new temporary directory), never into .device.
+  cargo build --release -p tilec -p tilec-tests
+  TILEC="${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec"
+  DEV="${2:-$(mktemp -d)}"
+  rm -rf "$DEV/seed-inputs" "$DEV"/bundles/seed_* && mkdir -p "$DEV/bundles"
+  prepare_seeds "$TILEC"
+  status=0
+  for b in "$DEV"/bundles/seed_*/; do
+    for e in "$b"*.expected.bin; do cp "$e" "${e%.expected.bin}.out.bin"; done
+    check_bundle "$TILEC" "${b%/}" || status=1
   done
   exit $status
   ;;
 *)
-  sed -n 2,10p "$0"; exit 1 ;;
+  sed -n 2,14p "$0"; exit 1 ;;
 esac

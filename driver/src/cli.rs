@@ -212,4 +212,8 @@ pub struct BundleArgs {
 pub struct CompareArgs {
     /// A bundle directory after `tilec-gpu-runner` ran it.
     pub bundle: String,
+    /// Also compare the GPU's output of a tensor argument with values from a file, bit for bit (e.g. the
+    /// hardware output printed in a seed document): whitespace-separated numbers in row-major order; repeatable.
+    #[arg(long = "golden", value_name = "NAME=FILE")]
+    pub golden: Vec<String>,
 }

@@ -2,6 +2,8 @@
 //! are, and a structural comparison of modules (same ops, attributes, types and operand wiring, whatever
 //! the value names and arena order).
 
+pub mod seeds;
+
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};

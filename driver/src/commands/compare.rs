@@ -3,6 +3,10 @@
 //! Integers and data movement must be bit-exact. Floating-point results are compared with a tolerance
 //! (`|gpu - oracle| <= atol + rtol * |oracle|`) because the tensor cores add products in an order and with an
 //! internal precision the PTX ISA does not specify; the report gives the largest errors either way.
+//!
+//! `--golden NAME=FILE` also compares the GPU's `NAME` with numbers from a file exactly (same bits as f64 after
+//! decoding): the seed bundles of `scripts/gpu-suite.sh` check each lane's output against the values the seed
+//! documents printed on real hardware.
 
 use std::path::Path;
 
@@ -74,19 +78,61 @@ pub fn run(args: &CompareArgs) -> Result<String, DriverError> {
             t.elem
         ));
         if let Some((i, g, w)) = first {
-            let mut coords = Vec::new();
-            let mut rest = i;
-            for &d in t.shape.iter().rev() {
-                coords.push(rest % d.max(1));
-                rest /= d.max(1);
-            }
-            coords.reverse();
+            let coords = coords(&t.shape, i);
             out.push_str(&format!("; {mismatches} outside atol {atol:e} + rtol {rtol:e}, first at {coords:?}: gpu {g} vs {w}"));
         }
         out.push('\n');
     }
+    for setting in &args.golden {
+        let (name, path) = setting.split_once('=').ok_or_else(|| DriverError::Usage(format!("--golden '{setting}': expected NAME=FILE")))?;
+        let name = name.trim_start_matches('%');
+        let t = meta
+            .tensors
+            .iter()
+            .find(|t| t.name == name)
+            .ok_or_else(|| DriverError::Usage(format!("--golden: the bundle has no tensor argument '{name}'")))?;
+        let got = read_tensor(dir, &t.output, t)?;
+        let text = std::fs::read_to_string(path).map_err(|e| DriverError::io(path, &e))?;
+        let want: Vec<f64> = text
+            .split_whitespace()
+            .map(str::parse::<f64>)
+            .collect::<Result<_, _>>()
+            .map_err(|_| DriverError::Usage(format!("--golden {path}: not a list of numbers")))?;
+        let n = got.values.len();
+        if want.len() != n {
+            failed += 1;
+            out.push_str(&format!("  %{name} vs golden {path}: MISMATCH; the file holds {} numbers, the tensor {n}\n", want.len()));
+            continue;
+        }
+        let differ: Vec<usize> = (0..n).filter(|&i| got.values[i].to_bits() != want[i].to_bits()).collect();
+        match differ.first() {
+            None => out.push_str(&format!("  %{name} vs golden {path}: bit-exact, {n}/{n} values\n")),
+            Some(&i) => {
+                failed += 1;
+                out.push_str(&format!(
+                    "  %{name} vs golden {path}: MISMATCH; {} of {n} values differ, first at {:?}: gpu {} vs golden {}\n",
+                    differ.len(),
+                    coords(&t.shape, i),
+                    got.values[i],
+                    want[i]
+                ));
+            }
+        }
+    }
     if failed > 0 {
-        return Err(DriverError::Usage(format!("{out}{failed} tensor(s) differ from the oracle")));
+        return Err(DriverError::Usage(format!("{out}{failed} tensor(s) differ from the oracle or the golden values")));
     }
     Ok(out)
+}
+
+/// Row-major coordinates of flat index `i`.
+fn coords(shape: &[usize], i: usize) -> Vec<usize> {
+    let mut coords = Vec::new();
+    let mut rest = i;
+    for &d in shape.iter().rev() {
+        coords.push(rest % d.max(1));
+        rest /= d.max(1);
+    }
+    coords.reverse();
+    coords
 }
