@@ -40,6 +40,8 @@ pub enum Command {
     Bundle(BundleArgs),
     /// Check the results a GPU run wrote into a bundle against the oracle's.
     Compare(CompareArgs),
+    /// Compile, run on this machine's GPU and check against the oracle (needs a GPU and its driver).
+    Run(RunArgs),
 }
 
 /// Compile a `.tir` file (the default command).
@@ -146,7 +148,7 @@ pub struct LayoutArgs {
 }
 
 /// How to make up the inputs of a run: shapes, scalar values, seed, grid.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunInputs {
     /// The GEMM convention: A is MxK, B is KxN, C is MxN.
     #[arg(long, value_name = "M,N,K")]
@@ -216,4 +218,21 @@ pub struct CompareArgs {
     /// hardware output printed in a seed document): whitespace-separated numbers in row-major order; repeatable.
     #[arg(long = "golden", value_name = "NAME=FILE")]
     pub golden: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Input file (`-` for standard input).
+    pub input: String,
+    /// GPU architecture of the PTX.
+    #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
+    pub target: String,
+    /// Extra timed launches (median time reported).
+    #[arg(long, default_value_t = 0)]
+    pub repeat: u32,
+    /// Keep the bundle in this directory instead of a temporary one.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<String>,
+    #[command(flatten)]
+    pub inputs: RunInputs,
 }

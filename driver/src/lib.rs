@@ -47,6 +47,7 @@ fn run(cli: Cli) -> Result<String, DriverError> {
         Some(Command::Sim(args)) => commands::sim::run(&args),
         Some(Command::Bundle(args)) => commands::bundle::run(&args),
         Some(Command::Compare(args)) => commands::compare::run(&args),
+        Some(Command::Run(args)) => commands::run::run(&args),
         None => {
             let mut args = cli.compile;
             args.input = args.input_path.clone().ok_or_else(|| {

@@ -6,4 +6,5 @@ pub mod compare;
 pub mod compile;
 pub mod interp;
 pub mod layout;
+pub mod run;
 pub mod sim;
