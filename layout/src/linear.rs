@@ -718,6 +718,9 @@ impl Hash for LinearLayout {
 /// [`LinearLayout::product`] to get that as an error.
 impl Mul for &LinearLayout {
     type Output = LinearLayout;
+    // An operator cannot return an error; the panic is documented above, and library code uses
+    // `LinearLayout::product`.
+    #[allow(clippy::panic)]
     fn mul(self, outer: &LinearLayout) -> LinearLayout {
         match self.product(outer) {
             Ok(l) => l,

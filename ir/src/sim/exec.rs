@@ -259,7 +259,7 @@ impl Warp {
                 }
                 OpKind::Barrier => {
                     self.require_converged(ctx, op)?;
-                    self.frames.last_mut().expect("frame").pos += 1;
+                    self.advance();
                     self.state = WarpState::AtBarrier;
                     return Ok(());
                 }
@@ -268,7 +268,7 @@ impl Warp {
                 _ => {
                     self.exec(ctx, id)?;
                     self.record(ctx, id, budget);
-                    self.frames.last_mut().expect("frame").pos += 1;
+                    self.advance();
                 }
             }
         }
@@ -311,12 +311,20 @@ impl Warp {
                 }
             }
         }
-        self.frames.last_mut().expect("frame").pos += 1;
+        self.advance();
         if run != 0 {
             let diverged_by = if run != mask { Some(op.span) } else { diverged_by };
             self.frames.push(Frame { block: region, pos: 0, mask: run, diverged_by, looping: Some(state) });
         }
         Ok(())
+    }
+
+    /// Moves the innermost frame past the op just executed. Invariant: a warp runs ops only while it has a
+    /// frame (an empty stack means it returned), so there always is one here.
+    fn advance(&mut self) {
+        if let Some(frame) = self.frames.last_mut() {
+            frame.pos += 1;
+        }
     }
 
     fn next_iteration(&mut self, ctx: &Ctx<'_>, op: &Operation) -> Result<(), SimError> {
@@ -352,7 +360,9 @@ impl Warp {
                 }
             }
         }
-        let frame = self.frames.last_mut().expect("frame");
+        let Some(frame) = self.frames.last_mut() else {
+            return Err(SimError::Unsupported { span: op.span, op: "tile.yield", reason: "it is not in a loop".into() });
+        };
         if let Some(state) = &mut frame.looping {
             for lane in lanes(next) {
                 let l = lane as usize;

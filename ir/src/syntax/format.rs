@@ -63,7 +63,12 @@ fn compile(kind: OpKind, format: &'static str) -> Vec<FormatElement> {
                 Some(rest) => match rest.split_once('[') {
                     Some((mem, indices)) => {
                         let indices = indices.trim_start_matches('$').trim_end_matches(']');
-                        FormatElement::Indexed { mem: group(def.name, mem), indices: group(def.name, indices) }
+                        // Invariant: the catalogue's formats name existing groups (the test below checks
+                        // every format); a typo would print and parse as a literal, not abort a compile.
+                        match (def.group_index(mem), def.group_index(indices)) {
+                            (Some(mem), Some(indices)) => FormatElement::Indexed { mem, indices },
+                            _ => FormatElement::Literal(word),
+                        }
                     }
                     None => match def.group_index(rest) {
                         Some(g) => FormatElement::Operands(g),
@@ -78,15 +83,6 @@ fn compile(kind: OpKind, format: &'static str) -> Vec<FormatElement> {
         }
     }
     stack.into_iter().next().unwrap_or_default()
-}
-
-fn group(op: &str, name: &str) -> usize {
-    let kind = OpKind::from_name(op).map(OpKind::def);
-    match kind.and_then(|d| d.group_index(name)) {
-        Some(g) => g,
-        // The catalogue is static: a typo there is caught by the test below, not by users.
-        None => panic!("format of {op} names unknown operand group {name}"),
-    }
 }
 
 #[cfg(test)]

@@ -94,7 +94,7 @@ fn fragment_sizes(m: u64, n: u64, k: u64) -> (u64, u64, u64) {
 
 fn mma_sync(v: &mut Verifier<'_>, op: &Operation) {
     let shape = op.attr("mmaShape").and_then(|a| a.as_int_array());
-    let Some([m, n, k]) = shape.as_deref().map(|s| <[i64; 3]>::try_from(s).ok()).flatten() else {
+    let Some([m, n, k]) = shape.as_deref().and_then(|s| <[i64; 3]>::try_from(s).ok()) else {
         v.error(op.span, "'nvgpu.mma.sync' needs 'mmaShape = [m, n, k]'");
         return;
     };

@@ -11,11 +11,8 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, parent: Option<OpId>)
         OpKind::Func => v.error(op.span, "'tile.func' may only appear at the top level"),
         OpKind::For => for_op(v, op),
         OpKind::Yield => yield_op(v, op, parent),
-        OpKind::Return => {
-            if parent.is_some() {
-                v.error(op.span, "'tile.return' must be in the function body, not in a loop");
-            }
-        }
+        OpKind::Return if parent.is_some() => v.error(op.span, "'tile.return' must be in the function body, not in a loop"),
+        OpKind::Return => {}
         OpKind::Constant => constant(v, op),
         OpKind::BlockId => {
             v.keyword_attr(op, "dim", &["x", "y", "z"]);
@@ -192,7 +189,7 @@ fn cmp(v: &mut Verifier<'_>, op: &Operation) {
     if tl != tr {
         v.error(op.span, format!("'tile.cmp' compares values of one type, found '{tl}' and '{tr}'"));
     }
-    if !tl.as_scalar().is_some() || result != &Type::Scalar(ScalarType::I1) {
+    if tl.as_scalar().is_none() || result != &Type::Scalar(ScalarType::I1) {
         v.error(op.span, format!("'tile.cmp' compares scalars and produces 'i1', found '{tl}' -> '{result}'"));
     }
 }
