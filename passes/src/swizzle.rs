@@ -288,6 +288,31 @@ fn alternatives(ty: &TileType, base: &Layout) -> Vec<Layout> {
     out
 }
 
+/// The widest per-thread `nvgpu.load`/`nvgpu.store` of `tile` in bytes, if the function has any (tile-level
+/// functions have none: the lowering emits at most 16-byte accesses, which every swizzle here keeps whole).
+fn widest_vector_access(func: &Func, tile: Value) -> Option<u64> {
+    let mut widest = None;
+    func.body.walk(func.entry, &mut |id| {
+        let op = func.body.op(id);
+        let (memory, value) = match op.kind {
+            OpKind::Load => (op.operand("src"), op.result()),
+            OpKind::Store => (op.operand("dst"), op.operand("value")),
+            _ => return,
+        };
+        if memory != Some(tile) {
+            return;
+        }
+        if let Some(ty) = value.map(|v| func.body.ty(v)) {
+            let bytes = match ty {
+                Type::Vector(v) => v.num_elements() * u64::from(v.elem.bit_width()) / 8,
+                other => u64::from(other.element_type().bit_width()).div_ceil(8),
+            };
+            widest = Some(widest.map_or(bytes, |w: u64| w.max(bytes)));
+        }
+    });
+    widest
+}
+
 /// Runs the pass on one function; returns the decisions (remarks go to `cx`).
 pub fn swizzle_func(func: &mut Func, cx: &mut PassContext) -> Vec<TileSwizzle> {
     let warps = num_warps(func);
@@ -314,7 +339,15 @@ pub fn swizzle_func(func: &mut Func, cx: &mut PassContext) -> Vec<TileSwizzle> {
             let (c, r) = modeled_cost(ty, warps);
             sum(c, r)
         };
-        let (layout, reason) = match choose_swizzle(ty) {
+        let widest = widest_vector_access(func, *value);
+        let choice = match widest {
+            // A swizzle keeps 16-byte chunks whole; a wider per-thread access would be split.
+            Some(bytes) if bytes > 16 => {
+                SwizzleChoice::Leave(format!("it is accessed {bytes} bytes at a time, wider than the 16-byte chunks a swizzle keeps whole"))
+            }
+            _ => choose_swizzle(ty),
+        };
+        let (layout, reason) = match choice {
             SwizzleChoice::Leave(why) => (None, why),
             SwizzleChoice::Swizzle(l) => {
                 let row_bytes = storage(ty).map_or(0, |s| s.1 * u64::from(ty.elem.bit_width()) / 8);
