@@ -49,6 +49,7 @@ impl PassRegistry {
         r.register_pass::<crate::LayoutAssignment>();
         r.register_pass::<crate::LowerTileToNvgpu>();
         r.register_pass::<crate::swizzle::SwizzlePass>();
+        r.register(crate::SoftwarePipeline::NAME, crate::SoftwarePipeline::DESCRIPTION, |o| Ok(Box::new(crate::SoftwarePipeline::from_options(o)?)));
         r
     }
 
@@ -183,6 +184,7 @@ mod tests {
         assert_eq!(r.suggest("canon"), Some("canonicalize"));
         assert_eq!(r.suggest("dcd"), Some("dce"));
         assert_eq!(r.suggest("CSE"), Some("cse"));
-        assert_eq!(r.suggest("software-pipelining"), None);
+        assert_eq!(r.suggest("software-pipelining"), Some("software-pipeline"));
+        assert_eq!(r.suggest("vectorize-loads"), None);
     }
 }

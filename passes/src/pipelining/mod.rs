@@ -1,0 +1,523 @@
+//! `software-pipeline`: turns a lowered k-loop that copies one tile into shared memory and waits for it
+//! every iteration into an N-stage `cp.async` ring.
+//!
+//! # What it matches
+//! A `tile.for` (nvgpu level, after `lower-tile-to-nvgpu`) whose body is
+//! ```text
+//! nvgpu.barrier                                  (optional: the write-after-read barrier)
+//! <pure address arithmetic> nvgpu.device_async_copy ... nvgpu.device_async_create_group ...
+//! nvgpu.device_async_wait {numGroups = 0}
+//! nvgpu.barrier
+//! <compute: ldmatrix / loads of the copied tiles, mma.sync, anything without barriers or copies>
+//! tile.yield
+//! ```
+//! where every copy writes a static rank-2 shared tile allocated outside the loop and used nowhere else
+//! than by these copies and by reads in the compute part, and every copy has a `src_elements` operand
+//! (the lowering's bounds-checked form: its source indices are clamped, so any k is a valid address).
+//!
+//! # What it makes (S stages)
+//! - each copied shared tile `R x C` becomes `S*R x C`: stage `s` is rows `s*R .. (s+1)*R` (a swizzle of
+//!   the row-major offset is unchanged on each stage, since `R*C` is a multiple of its period);
+//! - a prologue before the loop issues the copies of iterations `0 .. S-1` into stages `0 .. S-1`, one
+//!   commit group per iteration;
+//! - the body: `device_async_wait {numGroups = S-2}` (the oldest group, this iteration's tile, has landed),
+//!   one barrier (makes it visible to every warp, and every warp is done reading the stage read in the
+//!   previous iteration, which is the one refilled now), the copies of iteration `i + S - 1` into stage
+//!   `(i + S - 1) % S` and their commit, then the compute part reading stage `i % S`;
+//! - copies for iterations past the end read nothing: `src_elements` becomes `select(k < ub, n, 0)`
+//!   (cp.async zero-fills; the clamped source address stays valid);
+//! - `device_async_wait {numGroups = 0}` after the loop, so no copy is in flight when the kernel goes on.
+//!
+//! The stage offsets of the read and write stages are carried through the loop as two extra `index`
+//! iter_args (rows, rotating `0, R, .., (S-1)*R`).
+//!
+//! Stages: the pass option `stages=N` (2..=8), else the function attribute `pipeline_stages`, else
+//! [`DEFAULT_STAGES`]. A loop that does not match is left alone (a remark says why when it had copies).
+
+use std::collections::{HashMap, HashSet};
+
+use tilec_ir::{Attribute, BlockId, Diagnostic, Func, Module, OpId, OpKind, OpSpec, ScalarType, Span, Type, Value};
+
+use crate::analysis::effects::is_pure;
+use crate::options::PassOptions;
+
+/// Stages when neither the pass option nor the function attribute says.
+pub const DEFAULT_STAGES: u32 = 4;
+
+/// The function attribute naming the stage count.
+pub const STAGES_ATTR: &str = "pipeline_stages";
+
+/// The `software-pipeline` pass (see the [module documentation](self)).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SoftwarePipeline {
+    /// Overrides the function attribute.
+    pub stages: Option<u32>,
+}
+
+impl SoftwarePipeline {
+    pub const NAME: &'static str = "software-pipeline";
+    pub const DESCRIPTION: &'static str =
+        "multi-stage cp.async ring for lowered k-loops: prologue, wait numGroups = stages-2, one barrier per step";
+
+    /// Builds the pass from its pipeline options (`stages=N`).
+    pub fn from_options(options: &PassOptions) -> Result<SoftwarePipeline, Diagnostic> {
+        options.expect_only(Self::NAME, &["stages"])?;
+        let stages = match options.get("stages") {
+            None => None,
+            Some(_) => {
+                let n: u32 = options.parse_or(Self::NAME, "stages", DEFAULT_STAGES)?;
+                if !(2..=8).contains(&n) {
+                    return Err(Diagnostic::error(options.span, format!("software-pipeline: stages must be 2..=8, not {n}")));
+                }
+                Some(n)
+            }
+        };
+        Ok(SoftwarePipeline { stages })
+    }
+}
+
+impl crate::Pass for SoftwarePipeline {
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    fn description(&self) -> &'static str {
+        Self::DESCRIPTION
+    }
+
+    fn run(&self, module: &mut Module, cx: &mut crate::PassContext) -> Result<(), Diagnostic> {
+        for func in &mut module.funcs {
+            let stages = match self.stages {
+                Some(n) => n,
+                None => match func.attrs.get(STAGES_ATTR).and_then(Attribute::as_int) {
+                    Some(n) if (1..=8).contains(&n) => n as u32,
+                    Some(n) => return Err(Diagnostic::error(func.span, format!("{STAGES_ATTR} = {n}: expected 1..=8"))),
+                    None => DEFAULT_STAGES,
+                },
+            };
+            if stages < 2 {
+                continue;
+            }
+            for (span, why) in pipeline_func(func, stages) {
+                cx.remark(span, format!("software-pipeline: loop left single-stage: {why}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Pipelines every matching loop of a function with `stages` stages; returns why loops with copies did not match.
+pub fn pipeline_func(func: &mut Func, stages: u32) -> Vec<(Span, String)> {
+    let mut loops = Vec::new();
+    func.body.walk(func.entry, &mut |op| loops.push(op));
+    loops.retain(|&op| func.body.op(op).kind == OpKind::For);
+    let mut skipped = Vec::new();
+    for l in loops {
+        match analyze(func, l) {
+            Ok(Some(plan)) => transform(func, l, &plan, stages),
+            Ok(None) => {}
+            Err(why) => skipped.push((func.body.op(l).span, why)),
+        }
+    }
+    skipped
+}
+
+/// The parts of a matching loop body.
+struct LoopPlan {
+    body: BlockId,
+    /// Ops before the wait (without the leading barrier): pure ops, copies, create_groups.
+    pre: Vec<OpId>,
+    /// Ops after the wait's barrier, before the yield.
+    post: Vec<OpId>,
+    yield_op: OpId,
+    /// Shared tiles the copies fill, with their rows.
+    tiles: Vec<(Value, u64)>,
+}
+
+fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
+    let body = &func.body;
+    let lop = body.op(l);
+    let block = lop.regions[0];
+    let ops = body.block(block).ops.clone();
+    let has_copy = ops.iter().any(|&o| body.op(o).kind == OpKind::DeviceAsyncCopy);
+    if !has_copy {
+        return Ok(None);
+    }
+    match body.constant_int(lop.group("step")[0]) {
+        Some(n) if n > 0 => {}
+        _ => return Err("its step is not a positive constant".into()),
+    }
+    let Some(&yield_op) = ops.last().filter(|&&o| body.op(o).kind == OpKind::Yield) else {
+        return Err("the body does not end in a yield".into());
+    };
+    let waits: Vec<usize> = (0..ops.len()).filter(|&i| body.op(ops[i]).kind == OpKind::DeviceAsyncWait).collect();
+    let [w] = waits[..] else { return Err("the body does not have exactly one device_async_wait".into()) };
+    if body.op(ops[w]).attr("numGroups").and_then(Attribute::as_int).unwrap_or(0) != 0 {
+        return Err("its wait already leaves groups pending".into());
+    }
+    if body.op(ops.get(w + 1).copied().unwrap_or(yield_op)).kind != OpKind::Barrier {
+        return Err("the wait is not followed by a barrier".into());
+    }
+    let start = usize::from(body.op(ops[0]).kind == OpKind::Barrier);
+    let pre: Vec<OpId> = ops[start..w].to_vec();
+    let post: Vec<OpId> = ops[w + 2..ops.len() - 1].to_vec();
+    let mut tiles: Vec<(Value, u64)> = Vec::new();
+    for &o in &pre {
+        let op = body.op(o);
+        match op.kind {
+            OpKind::DeviceAsyncCopy => {
+                if op.operand("src_elements").is_none() {
+                    return Err("a copy has no src_elements (unchecked source addresses)".into());
+                }
+                let Some(dst) = op.operand("dst") else { return Err("malformed copy".into()) };
+                let Some(def) = body.defining_op(dst).filter(|&d| body.op(d).kind == OpKind::AllocShared) else {
+                    return Err("a copy's destination is not a tile.alloc_shared".into());
+                };
+                if is_inside(func, def, block) {
+                    return Err("a copy's destination is allocated inside the loop".into());
+                }
+                let Type::Tile(t) = body.ty(dst) else { return Err("malformed copy".into()) };
+                let Some(&[rows, _]) = t.static_shape().as_deref() else {
+                    return Err("a copy's destination is not a static rank-2 tile".into());
+                };
+                if !tiles.iter().any(|&(v, _)| v == dst) {
+                    tiles.push((dst, rows));
+                }
+            }
+            OpKind::DeviceAsyncCreateGroup => {}
+            k if is_pure(k) => {}
+            k => return Err(format!("'{}' before the wait", k.name())),
+        }
+    }
+    for &o in &post {
+        let op = body.op(o);
+        match op.kind {
+            OpKind::DeviceAsyncCopy | OpKind::DeviceAsyncCreateGroup | OpKind::DeviceAsyncWait | OpKind::Barrier | OpKind::For => {
+                return Err(format!("'{}' after the wait", op.kind.name()));
+            }
+            _ => {}
+        }
+    }
+    // The copied tiles: used only by the copies before the wait and by ldmatrix/loads after it.
+    let pre_set: HashSet<OpId> = pre.iter().copied().collect();
+    let post_set: HashSet<OpId> = post.iter().copied().collect();
+    let mut users = Vec::new();
+    func.body.walk(func.entry, &mut |o| users.push(o));
+    for &(tile, _) in &tiles {
+        for &o in &users {
+            let op = body.op(o);
+            if !op.operands.contains(&tile) {
+                continue;
+            }
+            let ok = match op.kind {
+                OpKind::DeviceAsyncCopy => pre_set.contains(&o) && op.operand("dst") == Some(tile) && !op.group("src").contains(&tile),
+                OpKind::LdMatrix | OpKind::Load => post_set.contains(&o),
+                _ => false,
+            };
+            if !ok {
+                return Err(format!("a copied shared tile is also used by '{}' elsewhere", op.kind.name()));
+            }
+        }
+    }
+    Ok(Some(LoopPlan { body: block, pre, post, yield_op, tiles }))
+}
+
+/// Whether `op` sits in `block` or in a region nested in it.
+fn is_inside(func: &Func, op: OpId, block: BlockId) -> bool {
+    let mut cur = func.body.op(op).parent;
+    while let Some(b) = cur {
+        if b == block {
+            return true;
+        }
+        cur = func.body.block(b).parent_op.and_then(|p| func.body.op(p).parent);
+    }
+    false
+}
+
+/// Where an [`Emitter`] puts new ops.
+#[derive(Clone, Copy)]
+enum Place {
+    Before(OpId),
+    End(BlockId),
+}
+
+/// Emits ops at a fixed place, with a span.
+struct Emitter {
+    place: Place,
+    span: Span,
+}
+
+impl Emitter {
+    fn before(op: OpId, span: Span) -> Emitter {
+        Emitter { place: Place::Before(op), span }
+    }
+
+    fn at_end(block: BlockId, span: Span) -> Emitter {
+        Emitter { place: Place::End(block), span }
+    }
+
+    fn emit(&self, func: &mut Func, spec: OpSpec) -> OpId {
+        let spec = if spec.span.is_unknown() { spec.span(self.span) } else { spec };
+        let id = func.body.create_op(spec);
+        match self.place {
+            Place::Before(op) => func.body.insert_before(op, id),
+            Place::End(block) => func.body.append(block, id),
+        }
+        id
+    }
+
+    fn value(&self, func: &mut Func, spec: OpSpec) -> Value {
+        let id = self.emit(func, spec);
+        func.body.op(id).results[0]
+    }
+
+    fn constant(&self, func: &mut Func, n: i64) -> Value {
+        self.value(func, OpSpec::new(OpKind::Constant).attr("value", n).result(Type::INDEX))
+    }
+
+    fn binary(&self, func: &mut Func, kind: OpKind, a: Value, b: Value) -> Value {
+        let ty = func.body.ty(a).clone();
+        self.value(func, OpSpec::new(kind).group("lhs", &[a]).group("rhs", &[b]).result(ty))
+    }
+
+    /// `a + n * step` (`a` itself when `n` is 0).
+    fn add_steps(&self, func: &mut Func, a: Value, n: i64, step: Value) -> Value {
+        if n == 0 {
+            return a;
+        }
+        let c = self.constant(func, n);
+        let d = self.binary(func, OpKind::Mul, step, c);
+        self.binary(func, OpKind::Add, a, d)
+    }
+
+    fn cmp(&self, func: &mut Func, predicate: &str, a: Value, b: Value) -> Value {
+        self.value(
+            func,
+            OpSpec::new(OpKind::Cmp)
+                .attr("predicate", Attribute::Keyword(predicate.into()))
+                .group("lhs", &[a])
+                .group("rhs", &[b])
+                .result(ScalarType::I1),
+        )
+    }
+
+    fn select(&self, func: &mut Func, c: Value, t: Value, f: Value) -> Value {
+        let ty = func.body.ty(t).clone();
+        self.value(
+            func,
+            OpSpec::new(OpKind::Select).group("cond", &[c]).group("true_value", &[t]).group("false_value", &[f]).result(ty),
+        )
+    }
+
+    /// A copy of op `o` with its operands mapped; its results are added to the map.
+    fn clone_op(&self, func: &mut Func, o: OpId, map: &mut HashMap<Value, Value>) -> OpId {
+        let op = func.body.op(o);
+        let spec = OpSpec {
+            kind: op.kind,
+            operands: op.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect(),
+            segments: op.segments.clone(),
+            result_types: op.results.iter().map(|&r| func.body.ty(r).clone()).collect(),
+            attrs: op.attrs.clone(),
+            regions: Vec::new(),
+            span: op.span,
+        };
+        let old = op.results.clone();
+        let id = self.emit(func, spec);
+        for (a, b) in old.into_iter().zip(func.body.op(id).results.clone()) {
+            map.insert(a, b);
+        }
+        id
+    }
+}
+
+/// What every copy of the loop body needs.
+struct Ring<'p> {
+    plan: &'p LoopPlan,
+    stages: i64,
+    iv: Value,
+    ub: Value,
+    step: Value,
+    zero: Value,
+    /// Per copied tile: its allocation for each stage.
+    allocs: HashMap<Value, Vec<Value>>,
+}
+
+impl Ring<'_> {
+    /// The pure ops and copies of the body's copy part for iteration `k`, into stage `stage`, reading
+    /// only where `k < ub` (zero-filling otherwise); then one commit. `map` holds the values the body's
+    /// values stand for (the induction variable is mapped to `k` here).
+    fn copies(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, map: &mut HashMap<Value, Value>) {
+        map.insert(self.iv, k);
+        let valid = at.cmp(func, "lt", k, self.ub);
+        for &o in &self.plan.pre {
+            match func.body.op(o).kind {
+                OpKind::DeviceAsyncCreateGroup => {}
+                OpKind::DeviceAsyncCopy => {
+                    let op = func.body.op(o).clone();
+                    let se = op.operand("src_elements").map_or(self.zero, |v| *map.get(&v).unwrap_or(&v));
+                    let se = at.select(func, valid, se, self.zero);
+                    let dst = op.operand("dst").expect("checked");
+                    map.insert(dst, self.allocs[&dst][stage]);
+                    let id = at.clone_op(func, o, map);
+                    map.remove(&dst);
+                    let mut spec_op = func.body.op(id).clone();
+                    // Replace src_elements with the guarded count.
+                    let g = spec_op.kind.def().group_index("src_elements").expect("copy has src_elements");
+                    let start: usize = spec_op.segments.iter().take(g).map(|&n| n as usize).sum();
+                    spec_op.operands[start] = se;
+                    func.body.op_mut(id).operands = spec_op.operands;
+                }
+                _ => {
+                    at.clone_op(func, o, map);
+                }
+            }
+        }
+        at.emit(func, OpSpec::new(OpKind::DeviceAsyncCreateGroup));
+    }
+
+    /// One iteration of the pipelined body for induction value `k` whose tiles sit in stage `stage`:
+    /// wait for them, barrier, prefetch iteration `k + (S-1)*step` into the stage freed last iteration,
+    /// compute. `carried` are the values of the loop-carried variables; returns their next values.
+    fn iteration(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, carried: &[Value]) -> Vec<Value> {
+        let s = self.stages as usize;
+        let block_args = func.body.block(self.plan.body).args.clone();
+        let mut map: HashMap<Value, Value> = HashMap::new();
+        for (&a, &c) in block_args[1..].iter().zip(carried) {
+            map.insert(a, c);
+        }
+        at.emit(func, OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(self.stages - 2)));
+        at.emit(func, OpSpec::new(OpKind::Barrier));
+        // The body's own address arithmetic for this iteration (the compute part may use some of it).
+        map.insert(self.iv, k);
+        for &o in &self.plan.pre {
+            if is_pure(func.body.op(o).kind) {
+                at.clone_op(func, o, &mut map);
+            }
+        }
+        let ahead = at.add_steps(func, k, self.stages - 1, self.step);
+        let mut pf_map = map.clone();
+        self.copies(func, at, ahead, (stage + s - 1) % s, &mut pf_map);
+        map.insert(self.iv, k);
+        for (&tile, allocs) in &self.allocs {
+            map.insert(tile, allocs[stage]);
+        }
+        for &o in &self.plan.post {
+            at.clone_op(func, o, &mut map);
+        }
+        func.body.op(self.plan.yield_op).group("values").iter().map(|v| *map.get(v).unwrap_or(v)).collect()
+    }
+}
+
+fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32) {
+    let s = stages as i64;
+    let lop = func.body.op(l).clone();
+    let span = lop.span;
+    let (lb, ub, step) = (lop.group("lower")[0], lop.group("upper")[0], lop.group("step")[0]);
+    let iv = func.body.block(plan.body).args[0];
+    let pro = Emitter::before(l, span);
+
+    // 1. One allocation per stage and copied tile (stage 0 is the original).
+    let mut allocs: HashMap<Value, Vec<Value>> = HashMap::new();
+    for &(tile, _) in &plan.tiles {
+        let def = func.body.defining_op(tile).expect("an alloc");
+        let spec_ty = func.body.ty(tile).clone();
+        let mut list = vec![tile];
+        let mut after = def;
+        for _ in 1..s {
+            let id = func.body.create_op(OpSpec::new(OpKind::AllocShared).result(spec_ty.clone()).span(func.body.op(def).span));
+            let parent = func.body.op(after).parent.expect("placed alloc");
+            let pos = func.body.block(parent).ops.iter().position(|&o| o == after).expect("alloc in its block");
+            func.body.block_mut(parent).ops.insert(pos + 1, id);
+            func.body.op_mut(id).parent = Some(parent);
+            list.push(func.body.op(id).results[0]);
+            after = id;
+        }
+        allocs.insert(tile, list);
+    }
+    let zero = pro.constant(func, 0);
+    let one = pro.constant(func, 1);
+    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs };
+
+    // 2. Trip counts: T iterations, the unrolled loop runs T - T % S of them.
+    let span_v = pro.binary(func, OpKind::Sub, ub, lb);
+    let span_v = pro.binary(func, OpKind::Max, span_v, zero);
+    let step_m1 = pro.binary(func, OpKind::Sub, step, one);
+    let span_r = pro.binary(func, OpKind::Add, span_v, step_m1);
+    let trips = pro.binary(func, OpKind::Div, span_r, step);
+    let s_v = pro.constant(func, s);
+    let groups = pro.binary(func, OpKind::Div, trips, s_v);
+    let main_trips = pro.binary(func, OpKind::Mul, groups, s_v);
+    let main_len = pro.binary(func, OpKind::Mul, main_trips, step);
+    let main_end = pro.binary(func, OpKind::Add, lb, main_len);
+    let big_step = pro.binary(func, OpKind::Mul, step, s_v);
+
+    // 3. Prologue: iterations 0 .. S-1 into stages 0 .. S-1.
+    for st in 0..s - 1 {
+        let k = pro.add_steps(func, lb, st, step);
+        let mut map = HashMap::new();
+        ring.copies(func, &pro, k, st as usize, &mut map);
+    }
+
+    // 4. The main loop, unrolled S times: stage j in copy j.
+    let carried_tys: Vec<Type> = lop.results.iter().map(|&r| func.body.ty(r).clone()).collect();
+    let main_block = func.body.new_block();
+    let iv_name = func.body.value(iv).name.clone();
+    let k0 = func.body.add_block_arg(main_block, Type::INDEX, iv_name, Span::UNKNOWN);
+    let mut carried: Vec<Value> =
+        carried_tys.iter().map(|t| func.body.add_block_arg(main_block, t.clone(), None, Span::UNKNOWN)).collect();
+    let inner = Emitter::at_end(main_block, span);
+    for j in 0..s {
+        let k = inner.add_steps(func, k0, j, step);
+        carried = ring.iteration(func, &inner, k, j as usize, &carried);
+    }
+    inner.emit(func, OpSpec::new(OpKind::Yield).group("values", &carried));
+    let mut spec = OpSpec::new(OpKind::For)
+        .group("lower", &[lb])
+        .group("upper", &[main_end])
+        .group("step", &[big_step])
+        .group("inits", lop.group("inits"))
+        .region(main_block)
+        .span(span);
+    spec.result_types = carried_tys.clone();
+    spec.attrs = lop.attrs.clone();
+    let main_loop = pro.emit(func, spec);
+    let mut results = func.body.op(main_loop).results.clone();
+
+    // 5. The remaining T % S < S iterations, each a loop of 0 or 1 trips, stage j.
+    for j in 0..s - 1 {
+        let k = pro.add_steps(func, main_end, j, step);
+        let live = pro.cmp(func, "lt", k, ub);
+        let trips = pro.select(func, live, one, zero);
+        let block = func.body.new_block();
+        func.body.add_block_arg(block, Type::INDEX, None, Span::UNKNOWN);
+        let args: Vec<Value> = carried_tys.iter().map(|t| func.body.add_block_arg(block, t.clone(), None, Span::UNKNOWN)).collect();
+        let e = Emitter::at_end(block, span);
+        let next = ring.iteration(func, &e, k, j as usize, &args);
+        e.emit(func, OpSpec::new(OpKind::Yield).group("values", &next));
+        let mut spec = OpSpec::new(OpKind::For)
+            .group("lower", &[zero])
+            .group("upper", &[trips])
+            .group("step", &[one])
+            .group("inits", &results)
+            .region(block)
+            .span(span);
+        spec.result_types = carried_tys.clone();
+        let id = pro.emit(func, spec);
+        results = func.body.op(id).results.clone();
+    }
+    // Nothing in flight after the loop.
+    pro.emit(func, OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(0)));
+
+    for (i, &old) in lop.results.iter().enumerate() {
+        if let Some(name) = func.body.value(old).name.clone() {
+            func.body.values[results[i].index()].name = Some(name);
+        }
+        func.body.replace_all_uses(old, results[i]);
+    }
+    // The old loop and its body go.
+    let old_ops = std::mem::take(&mut func.body.block_mut(plan.body).ops);
+    for o in old_ops {
+        func.body.op_mut(o).parent = None;
+    }
+    func.body.erase(l);
+}
