@@ -7,5 +7,7 @@
 //! ([`gpu_to_ptx_pipeline`]) on a module given as MLIR text and returns the PTX of its `gpu.binary` ops.
 
 mod gpu_to_ptx;
+/// nvgpu-level tilec IR → MLIR text → PTX (the `--backend mlir` translation).
+pub mod translate;
 
 pub use gpu_to_ptx::{extract_gpu_binaries, gpu_to_ptx_pipeline, GpuBinaryPtx, MlirToolchain};

@@ -1,0 +1,150 @@
+//! nvgpu-level tilec IR → MLIR text (`gpu`/`nvgpu`/`arith`/`scf`/`vector`/`memref`) → PTX (feature `mlir`).
+//!
+//! The translation writes MLIR *text* (what `tilec --emit mlir` prints) and parses it with
+//! [`MlirToolchain`]; the upstream pipeline ([`mlir_backend_pipeline`]) lowers it to NVVM and PTX.
+//! Its structure mirrors the LLVM backend (`llvm/translate/`): [`func`] walks a kernel, [`nvgpu`] has one
+//! function per nvgpu op kind, [`scalar`] the per-thread `tile` ops, [`control`] `tile.for`, [`memory`]
+//! element offsets through tile layouts, and [`types`] the IR-type → MLIR-type map.
+//!
+//! # Kernel ABI: identical to the LLVM backend
+//! The `gpu.func` takes exactly the parameters of [`KernelInfo::abi`] in order: a global tile is an
+//! `!llvm.ptr<1>` plus one `i64` per `?` extent, scalars are `i64`/`i32`/`i8`/`f16`/`bf16`/`f32`/`f64`
+//! (`i1` as `i8`). Inside the kernel each global tile becomes a flat `memref<?xT, 1>` (a memref
+//! descriptor built with `llvm.insertvalue` and `builtin.unrealized_conversion_cast`), which
+//! `reconcile-unrealized-casts` folds away, so the PTX entry has the same parameters as the LLVM
+//! backend's and the same launcher (and manifest) runs both.
+//!
+//! Memory is addressed through 1-D views: element offsets (row-major, column-major, XOR swizzles) are
+//! computed with `arith` on `index` values, as `memory.rs` does in the LLVM backend. Shared tiles are
+//! `memref.global`s in `#gpu.address_space<workgroup>` (128-byte aligned), or views of `gpu.dynamic_shared_memory`
+//! above 48 KiB (the same [`SharedPlan`](crate::kernel_info::SharedPlan) as the LLVM backend).
+
+mod control;
+mod func;
+mod memory;
+mod nvgpu;
+mod scalar;
+mod types;
+
+use tilec_ir::body::Module;
+use tilec_ir::diag::{Diagnostic, Span};
+
+use super::MlirToolchain;
+use crate::error::Error;
+use crate::kernel_info::{KernelInfo, KernelInfoError};
+use crate::target::{OptLevel, Target};
+use func::FuncEmitter;
+
+/// The symbol of the `gpu.module` that holds the kernels.
+pub const GPU_MODULE_NAME: &str = "tilec";
+
+/// Why a kernel could not be translated to MLIR.
+#[derive(Debug, thiserror::Error)]
+pub enum TranslateError {
+    /// An op, type or attribute this backend does not translate, or IR that is not nvgpu-level.
+    #[error("@{kernel}: '{op}': {message}")]
+    Unsupported {
+        /// The kernel.
+        kernel: String,
+        /// The op's name.
+        op: &'static str,
+        /// Where it is in the source.
+        span: Span,
+        /// What is not supported.
+        message: String,
+    },
+    /// The kernel's parameters or shared memory cannot be described.
+    #[error(transparent)]
+    KernelInfo(#[from] KernelInfoError),
+    /// MLIR (parser, verifier, passes) or ptxas failed.
+    #[error(transparent)]
+    Backend(#[from] Error),
+}
+
+impl TranslateError {
+    /// The error as a located diagnostic.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let span = match self {
+            TranslateError::Unsupported { span, .. } => *span,
+            _ => Span::UNKNOWN,
+        };
+        Diagnostic::error(span, self.to_string())
+    }
+}
+
+/// Result alias of the translation.
+pub type Result<T, E = TranslateError> = std::result::Result<T, E>;
+
+/// A module compiled to PTX through MLIR, with the launch description of each kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompiledModule {
+    /// The PTX text.
+    pub ptx: String,
+    /// One per kernel, in the module's order (identical to the LLVM backend's).
+    pub kernels: Vec<KernelInfo>,
+}
+
+/// The pass pipeline from the translated module to `gpu.binary` ops holding PTX. The `gpu.module`
+/// carries its own `#nvvm.target` (chip, features and optimisation level), so no `nvvm-attach-target`.
+pub fn mlir_backend_pipeline() -> String {
+    "builtin.module(gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-vector-to-llvm,\
+     convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),\
+     gpu-to-llvm,gpu-module-to-binary{format=isa})"
+        .to_string()
+}
+
+/// Translates every kernel of `module` into MLIR text for `target` (the `#nvvm.target` carries `opt`).
+pub fn translate_module(module: &Module, target: Target, opt: OptLevel) -> Result<(String, Vec<KernelInfo>)> {
+    let mut globals = String::new();
+    let mut bodies = String::new();
+    let mut kernels = Vec::with_capacity(module.funcs.len());
+    for func in &module.funcs {
+        if kernels.iter().any(|k: &KernelInfo| k.name == func.name) {
+            return Err(TranslateError::Unsupported {
+                kernel: func.name.clone(),
+                op: "tile.func",
+                span: func.span,
+                message: format!("a kernel named @{} is already defined", func.name),
+            });
+        }
+        let (g, body, info) = FuncEmitter::new(func, target)?.translate()?;
+        globals.push_str(&g);
+        bodies.push_str(&body);
+        kernels.push(info);
+    }
+    let text = format!(
+        "module attributes {{gpu.container_module}} {{\n  gpu.module @{GPU_MODULE_NAME} [#nvvm.target<O = {o}, chip = \"{chip}\", features = \"{features}\">] {{\n{globals}{bodies}  }}\n}}\n",
+        o = opt.as_u32(),
+        chip = target.chip(),
+        features = target.ptx_features(),
+    );
+    Ok((text, kernels))
+}
+
+/// The MLIR text of `module` (what `tilec --emit mlir` prints).
+pub fn compile_to_mlir(module: &Module, target: Target, opt: OptLevel) -> Result<String> {
+    translate_module(module, target, opt).map(|(text, _)| text)
+}
+
+/// Translates `module`, parses and verifies the MLIR, lowers it upstream and returns the PTX.
+pub fn compile_to_ptx(module: &Module, target: Target, opt: OptLevel) -> Result<CompiledModule> {
+    let (text, kernels) = translate_module(module, target, opt)?;
+    let toolchain = MlirToolchain::new();
+    let mut parsed = toolchain.parse_module(&text)?;
+    toolchain.run_pipeline(&mut parsed, &mlir_backend_pipeline())?;
+    let chip = format!("chip = \"{}\"", target.chip());
+    let binaries: Vec<_> = super::extract_gpu_binaries(&parsed)?
+        .into_iter()
+        .filter(|b| b.target_attribute.contains(&chip))
+        .collect();
+    let ptx = match binaries.as_slice() {
+        [one] => one.ptx.clone(),
+        _ => {
+            return Err(TranslateError::Backend(Error::Mlir {
+                message: format!("expected one gpu.binary for {target}, found {}", binaries.len()),
+                diagnostics: Vec::new(),
+            }))
+        }
+    };
+    Ok(CompiledModule { ptx, kernels })
+}
