@@ -7,7 +7,7 @@
 //! | `nvgpu.warp_id` | `gpu.thread_id x` / 32 |
 //! | `nvgpu.ldmatrix` | `nvgpu.ldmatrix` on the flat shared memref |
 //! | `nvgpu.stmatrix` | `nvvm.stmatrix` (sm_90) on the element's `!llvm.ptr<3>` |
-//! | `nvgpu.mma.sync` | `nvgpu.mma.sync`; m8n8k4 (which `nvgpu` does not model) `nvvm.mma.sync` |
+//! | `nvgpu.mma.sync` | `nvgpu.mma.sync`; m8n8k4 (which `nvgpu` does not model) and wrapping/u8 m16n8k32 (nvgpu always saturates) `nvvm.mma.sync` |
 //! | `nvgpu.device_async_copy` | `nvgpu.device_async_copy` (`bypassL1` for 16 bytes, like `.cg`) |
 //! | `nvgpu.device_async_create_group` | `nvgpu.device_async_create_group` of the copies' tokens |
 //! | `nvgpu.device_async_wait` | `nvgpu.device_async_wait` on the newest visible group, else `nvvm.cp.async.wait.group` |
@@ -157,6 +157,10 @@ pub(super) fn lower_mma_sync(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<
         return Err(t.unsupported(op, format!("only m8n8k4 has layouts other than .row.col, found {layout_a}.{layout_b}")));
     }
     let satfinite = op.attr("satfinite").is_some_and(|s| s.as_bool() != Some(false));
+    if shape == [16, 8, 32] && matches!(ea, ScalarType::I8 | ScalarType::U8) && ec == ScalarType::I32 && !(ea == ScalarType::I8 && satfinite) {
+        // nvgpu's lowering always saturates integer MMAs, and has no u8: wrapping (and u8) MMAs go to NVVM directly.
+        return lower_mma_int(t, op, ea, satfinite, [(&av, &aty), (&bv, &bty), (&cv, &cty)], &rty);
+    }
     let supported = matches!(
         (shape, ea, ec),
         ([16, 8, 16 | 8], ScalarType::F16, ScalarType::F32 | ScalarType::F16)
@@ -164,16 +168,14 @@ pub(super) fn lower_mma_sync(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<
             | ([16, 8, 8 | 4], ScalarType::TF32, ScalarType::F32)
             | ([16, 8, 32], ScalarType::I8, ScalarType::I32)
     );
-    // nvgpu's lowering always uses `.satfinite` for integer MMAs.
-    if !supported || (ea == ScalarType::I8 && !satfinite) {
+    if !supported {
         return Err(t.unsupported(
             op,
             format!(
-                "no nvgpu.mma.sync m{}n{}k{} with '{ea}' inputs and a '{ec}' accumulator{} in the MLIR backend",
+                "no nvgpu.mma.sync m{}n{}k{} with '{ea}' inputs and a '{ec}' accumulator in the MLIR backend",
                 shape[0],
                 shape[1],
-                shape[2],
-                if ea == ScalarType::I8 && !satfinite { " without satfinite" } else { "" }
+                shape[2]
             ),
         ));
     }
@@ -251,6 +253,54 @@ fn lower_mma_m8n8k4(
         };
     }
     let v = if rty == flat { acc } else { t.emit(&format!("vector.shape_cast {acc} : {flat} to {rty}")) };
+    t.set_result(op, v)
+}
+
+/// The fragment `v` of type `ty` as `i32` registers (`vector.bitcast` of its flat form).
+fn i32_registers(t: &mut FuncEmitter<'_>, v: &str, ty: &str) -> Vec<String> {
+    let inner = ty.trim_start_matches("vector<").trim_end_matches('>');
+    let dims: Vec<&str> = inner.split('x').collect();
+    let elem = dims[dims.len() - 1];
+    let num: usize = dims[..dims.len() - 1].iter().map(|d| d.parse::<usize>().unwrap_or(1)).product();
+    let bits: usize = elem.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap_or(32);
+    let flat = format!("vector<{num}x{elem}>");
+    let f = if dims.len() > 2 { t.emit(&format!("vector.shape_cast {v} : {ty} to {flat}")) } else { v.to_string() };
+    let words = num * bits / 32;
+    let w = if elem == "i32" { f } else { t.emit(&format!("vector.bitcast {f} : {flat} to vector<{words}xi32>")) };
+    (0..words).map(|i| t.emit(&format!("vector.extract {w}[{i}] : i32 from vector<{words}xi32>"))).collect()
+}
+
+/// m16n8k32 on `i8`/`u8` with an `i32` accumulator → `nvvm.mma.sync` (wrapping unless `satfinite`).
+fn lower_mma_int(
+    t: &mut FuncEmitter<'_>,
+    op: &Operation,
+    ea: ScalarType,
+    satfinite: bool,
+    operands: [(&String, &String); 3],
+    rty: &str,
+) -> Result<()> {
+    let a = i32_registers(t, operands[0].0, operands[0].1);
+    let b = i32_registers(t, operands[1].0, operands[1].1);
+    let c = i32_registers(t, operands[2].0, operands[2].1);
+    if (a.len(), b.len(), c.len()) != (4, 2, 4) {
+        return Err(t.unsupported(op, "m16n8k32 fragments are 4 (A), 2 (B) and 4 (C) 32-bit registers"));
+    }
+    let ptx = if ea == ScalarType::U8 { "u8" } else { "s8" };
+    let overflow = if satfinite { ", intOverflowBehavior = #nvvm.mma_int_overflow<satfinite>" } else { ", intOverflowBehavior = #nvvm.mma_int_overflow<wrapped>" };
+    let st = "!llvm.struct<(i32, i32, i32, i32)>";
+    let d = t.emit(&format!(
+        "nvvm.mma.sync A[{}] B[{}] C[{}] {{layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<{ptx}>, multiplicandBPtxType = #nvvm.mma_type<{ptx}>, shape = #nvvm.shape<m = 16, n = 8, k = 32>{overflow}}} : (i32, i32, i32) -> {st}",
+        a.join(", "),
+        b.join(", "),
+        c.join(", ")
+    ));
+    let z = t.emit("arith.constant 0 : i32");
+    let mut acc = t.emit(&format!("vector.broadcast {z} : i32 to vector<4xi32>"));
+    for i in 0..4 {
+        let x = t.emit(&format!("llvm.extractvalue {d}[{i}] : {st}"));
+        acc = t.emit(&format!("vector.insert {x}, {acc} [{i}] : i32 into vector<4xi32>"));
+    }
+    let v = if rty == "vector<4xi32>" { acc } else { t.emit(&format!("vector.shape_cast {acc} : vector<4xi32> to {rty}")) };
     t.set_result(op, v)
 }
 
