@@ -99,6 +99,7 @@ fn check(name: &str, module: &tilec_ir::Module) {
         assert!(!mlir.ptx.contains("call.uni"), "{label}: an intrinsic became a call");
         let Some(ptxas) = common::ptxas_or_skip(&label) else { continue };
         let report = ptxas.assemble(&mlir.ptx, target).unwrap_or_else(|e| panic!("{label}: {e}\n{}", mlir.ptx));
+        assert!(!report.kernels.is_empty(), "{label}: ptxas reported no kernel:\n{}", report.log);
         for k in &report.kernels {
             eprintln!(
                 "mlir backend {label} {}: {} registers, {} bytes spill stores, {} bytes smem",
