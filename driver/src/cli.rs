@@ -59,7 +59,11 @@ pub struct CompileArgs {
     /// GPU architecture.
     #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
     pub target: String,
-    /// LLVM optimisation level for --emit llvm/ptx.
+    /// Backend for --emit ptx: `llvm` (LLVM NVPTX through inkwell) or `mlir` (upstream gpu/nvgpu → NVVM
+    /// through melior). Both give kernels with the same parameters. --emit mlir always uses the MLIR backend.
+    #[arg(long, value_enum, default_value_t = Backend::Llvm)]
+    pub backend: Backend,
+    /// LLVM optimisation level for --emit llvm/mlir/ptx.
     #[arg(short = 'O', value_name = "0-3", default_value = "3")]
     pub opt_level: String,
     /// Also write each kernel's launch description (grid-independent: block size, shared memory,
@@ -113,6 +117,15 @@ impl fmt::Display for Emit {
         let name = self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
         f.write_str(&name)
     }
+}
+
+/// Which backend turns nvgpu-level IR into PTX.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// LLVM IR with NVVM intrinsics, NVPTX code generation.
+    Llvm,
+    /// MLIR gpu/nvgpu/arith/scf/vector, lowered with the upstream NVVM pipeline.
+    Mlir,
 }
 
 /// Reports `--report` can print.
@@ -200,6 +213,9 @@ pub struct BundleArgs {
     /// GPU architecture of the PTX.
     #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
     pub target: String,
+    /// Backend that compiles the kernel's PTX: `llvm` or `mlir` (same kernel parameters, same runner).
+    #[arg(long, value_enum, default_value_t = Backend::Llvm)]
+    pub backend: Backend,
     /// Extra timed launches for the runner (median time reported).
     #[arg(long, default_value_t = 0)]
     pub repeat: u32,
@@ -227,6 +243,9 @@ pub struct RunArgs {
     /// GPU architecture of the PTX.
     #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
     pub target: String,
+    /// Backend that compiles the kernel's PTX: `llvm` or `mlir`.
+    #[arg(long, value_enum, default_value_t = Backend::Llvm)]
+    pub backend: Backend,
     /// Extra timed launches (median time reported).
     #[arg(long, default_value_t = 0)]
     pub repeat: u32,

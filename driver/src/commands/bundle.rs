@@ -77,14 +77,22 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     let registry = PassRegistry::with_builtin();
     let pm = PassManager::from_pipeline(&registry, &pipeline).map_err(|d| DriverError::Usage(d.message))?;
     pm.run(&mut single, &mut PassContext::new(target)).map_err(|e| diagnostics(&source, e.diagnostics.0))?;
-    let compiled = tilec_lower_ptx::compile_to_ptx(&single, backend_target, tilec_lower_ptx::OptLevel::O3)
-        .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
-    let kernel = compiled.kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
+    let (ptx, kernels) = match args.backend {
+        crate::cli::Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, backend_target, tilec_lower_ptx::OptLevel::O3)
+            .map(|c| (c.ptx, c.kernels))
+            .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
+        crate::cli::Backend::Mlir => {
+            tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, backend_target, tilec_lower_ptx::OptLevel::O3)
+                .map(|c| (c.ptx, c.kernels))
+                .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?
+        }
+    };
+    let kernel = kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
 
     let dir = Path::new(&args.output);
     std::fs::create_dir_all(dir).map_err(|e| DriverError::io(&args.output, &e))?;
     let write = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).map_err(|e| DriverError::io(name, &e));
-    write("kernel.ptx", compiled.ptx.as_bytes())?;
+    write("kernel.ptx", ptx.as_bytes())?;
     let names = arg_names(func);
     let mut tensors = Vec::new();
     for ((name, value), want) in names.iter().zip(&values).zip(&expected) {

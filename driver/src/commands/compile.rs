@@ -7,7 +7,7 @@ use std::time::Instant;
 use tilec_ir::{Module, SourceFile};
 use tilec_passes::{PassContext, PassManager, PassRegistry, Target, TimingKind, TimingReport};
 
-use crate::cli::{CompileArgs, Emit, Report};
+use crate::cli::{Backend, CompileArgs, Emit, Report};
 use crate::error::DriverError;
 use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
 
@@ -38,13 +38,20 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
         Emit::Tir | Emit::Nvgpu => tilec_ir::print_module(&module),
         Emit::Llvm => tilec_lower_ptx::compile_to_llvm_ir(&module, backend_target, opt)
             .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
+        Emit::Ptx if args.backend == Backend::Mlir => {
+            let compiled = tilec_lower_ptx::mlir::translate::compile_to_ptx(&module, backend_target, opt)
+                .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
+            kernels = compiled.kernels;
+            compiled.ptx
+        }
         Emit::Ptx => {
             let compiled = tilec_lower_ptx::compile_to_ptx(&module, backend_target, opt)
                 .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
             kernels = compiled.kernels;
             compiled.ptx
         }
-        Emit::Mlir => return Err(DriverError::Usage("--emit mlir: the MLIR backend is not built yet (issue 7)".into())),
+        Emit::Mlir => tilec_lower_ptx::mlir::translate::compile_to_mlir(&module, backend_target, opt)
+            .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
     };
     if let Some(path) = &args.manifest {
         if args.emit != Emit::Ptx {

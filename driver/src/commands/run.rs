@@ -18,6 +18,7 @@ pub fn run(args: &RunArgs) -> Result<String, DriverError> {
         input: args.input.clone(),
         output: dir_text.clone(),
         target: args.target.clone(),
+        backend: args.backend,
         repeat: args.repeat,
         no_oracle: false,
         inputs: args.inputs.clone(),

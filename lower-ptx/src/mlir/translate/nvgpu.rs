@@ -7,7 +7,7 @@
 //! | `nvgpu.warp_id` | `gpu.thread_id x` / 32 |
 //! | `nvgpu.ldmatrix` | `nvgpu.ldmatrix` on the flat shared memref |
 //! | `nvgpu.stmatrix` | `nvvm.stmatrix` (sm_90) on the element's `!llvm.ptr<3>` |
-//! | `nvgpu.mma.sync` | `nvgpu.mma.sync`; m8n8k4 (which `nvgpu` does not model) and wrapping/u8 m16n8k32 (nvgpu always saturates) `nvvm.mma.sync` |
+//! | `nvgpu.mma.sync` | `nvgpu.mma.sync`; m8n8k4 (which `nvgpu` does not model), wrapping/u8 m16n8k32 (nvgpu always saturates) and bf16 (nvgpu cannot type it) `nvvm.mma.sync` |
 //! | `nvgpu.device_async_copy` | `nvgpu.device_async_copy` (`bypassL1` for 16 bytes, like `.cg`) |
 //! | `nvgpu.device_async_create_group` | `nvgpu.device_async_create_group` of the copies' tokens |
 //! | `nvgpu.device_async_wait` | `nvgpu.device_async_wait` on the newest visible group, else `nvvm.cp.async.wait.group` |
@@ -159,12 +159,16 @@ pub(super) fn lower_mma_sync(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<
     let satfinite = op.attr("satfinite").is_some_and(|s| s.as_bool() != Some(false));
     if shape == [16, 8, 32] && matches!(ea, ScalarType::I8 | ScalarType::U8) && ec == ScalarType::I32 && !(ea == ScalarType::I8 && satfinite) {
         // nvgpu's lowering always saturates integer MMAs, and has no u8: wrapping (and u8) MMAs go to NVVM directly.
-        return lower_mma_int(t, op, ea, satfinite, [(&av, &aty), (&bv, &bty), (&cv, &cty)], &rty);
+        let ptx = if ea == ScalarType::U8 { "u8" } else { "s8" };
+        let overflow = if satfinite { "satfinite" } else { "wrapped" };
+        return lower_mma_packed(t, op, shape, ptx, Some(overflow), [(&av, &aty), (&bv, &bty), (&cv, &cty)], "i32", &rty);
+    }
+    if matches!(shape, [16, 8, 16] | [16, 8, 8]) && ea == ScalarType::BF16 && ec == ScalarType::F32 {
+        return lower_mma_packed(t, op, shape, "bf16", None, [(&av, &aty), (&bv, &bty), (&cv, &cty)], "f32", &rty);
     }
     let supported = matches!(
         (shape, ea, ec),
         ([16, 8, 16 | 8], ScalarType::F16, ScalarType::F32 | ScalarType::F16)
-            | ([16, 8, 16 | 8], ScalarType::BF16, ScalarType::F32)
             | ([16, 8, 8 | 4], ScalarType::TF32, ScalarType::F32)
             | ([16, 8, 32], ScalarType::I8, ScalarType::I32)
     );
@@ -270,37 +274,48 @@ fn i32_registers(t: &mut FuncEmitter<'_>, v: &str, ty: &str) -> Vec<String> {
     (0..words).map(|i| t.emit(&format!("vector.extract {w}[{i}] : i32 from vector<{words}xi32>"))).collect()
 }
 
-/// m16n8k32 on `i8`/`u8` with an `i32` accumulator → `nvvm.mma.sync` (wrapping unless `satfinite`).
-fn lower_mma_int(
+/// An MMA whose A/B fragments are packed `i32` registers, lowered straight to `nvvm.mma.sync`: m16n8k32 on
+/// `i8`/`u8` (wrapping unless `satfinite`; nvgpu always saturates and has no u8), and bf16 (which nvgpu's
+/// lowering cannot type). C and D are `f32` or `i32` scalars.
+#[allow(clippy::too_many_arguments)]
+fn lower_mma_packed(
     t: &mut FuncEmitter<'_>,
     op: &Operation,
-    ea: ScalarType,
-    satfinite: bool,
+    shape: [i64; 3],
+    ptx: &str,
+    overflow: Option<&str>,
     operands: [(&String, &String); 3],
+    c_elem: &str,
     rty: &str,
 ) -> Result<()> {
     let a = i32_registers(t, operands[0].0, operands[0].1);
     let b = i32_registers(t, operands[1].0, operands[1].1);
-    let c = i32_registers(t, operands[2].0, operands[2].1);
-    if (a.len(), b.len(), c.len()) != (4, 2, 4) {
-        return Err(t.unsupported(op, "m16n8k32 fragments are 4 (A), 2 (B) and 4 (C) 32-bit registers"));
-    }
-    let ptx = if ea == ScalarType::U8 { "u8" } else { "s8" };
-    let overflow = if satfinite { ", intOverflowBehavior = #nvvm.mma_int_overflow<satfinite>" } else { ", intOverflowBehavior = #nvvm.mma_int_overflow<wrapped>" };
-    let st = "!llvm.struct<(i32, i32, i32, i32)>";
+    let (cv, cty) = operands[2];
+    let inner = cty.trim_start_matches("vector<").trim_end_matches('>');
+    let dims: Vec<&str> = inner.split('x').collect();
+    let n: usize = dims[..dims.len() - 1].iter().map(|d| d.parse::<usize>().unwrap_or(1)).product();
+    let flat = format!("vector<{n}x{c_elem}>");
+    let cf = if dims.len() > 2 { t.emit(&format!("vector.shape_cast {cv} : {cty} to {flat}")) } else { cv.clone() };
+    let c: Vec<String> = (0..n).map(|i| t.emit(&format!("vector.extract {cf}[{i}] : {c_elem} from {flat}"))).collect();
+    let overflow = overflow.map(|o| format!(", intOverflowBehavior = #nvvm.mma_int_overflow<{o}>")).unwrap_or_default();
+    let st = format!("!llvm.struct<({})>", vec![c_elem; n].join(", "));
     let d = t.emit(&format!(
-        "nvvm.mma.sync A[{}] B[{}] C[{}] {{layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<{ptx}>, multiplicandBPtxType = #nvvm.mma_type<{ptx}>, shape = #nvvm.shape<m = 16, n = 8, k = 32>{overflow}}} : (i32, i32, i32) -> {st}",
+        "nvvm.mma.sync A[{}] B[{}] C[{}] {{layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<{ptx}>, multiplicandBPtxType = #nvvm.mma_type<{ptx}>, shape = #nvvm.shape<m = {}, n = {}, k = {}>{overflow}}} : (i32, i32, {c_elem}) -> {st}",
         a.join(", "),
         b.join(", "),
-        c.join(", ")
+        c.join(", "),
+        shape[0],
+        shape[1],
+        shape[2]
     ));
-    let z = t.emit("arith.constant 0 : i32");
-    let mut acc = t.emit(&format!("vector.broadcast {z} : i32 to vector<4xi32>"));
-    for i in 0..4 {
+    let zero = if c_elem == "f32" { "0.0 : f32" } else { "0 : i32" };
+    let z = t.emit(&format!("arith.constant {zero}"));
+    let mut acc = t.emit(&format!("vector.broadcast {z} : {c_elem} to {flat}"));
+    for i in 0..n {
         let x = t.emit(&format!("llvm.extractvalue {d}[{i}] : {st}"));
-        acc = t.emit(&format!("vector.insert {x}, {acc} [{i}] : i32 into vector<4xi32>"));
+        acc = t.emit(&format!("vector.insert {x}, {acc} [{i}] : {c_elem} into {flat}"));
     }
-    let v = if rty == "vector<4xi32>" { acc } else { t.emit(&format!("vector.shape_cast {acc} : vector<4xi32> to {rty}")) };
+    let v = if rty == flat { acc } else { t.emit(&format!("vector.shape_cast {acc} : {flat} to {rty}")) };
     t.set_result(op, v)
 }
 
