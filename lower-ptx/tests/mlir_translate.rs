@@ -83,6 +83,8 @@ fn check(name: &str, module: &tilec_ir::Module) {
         let text = compile_to_mlir(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{label}: {e}"));
         mlir_opt_verifies(&label, &text);
         let mlir = compile_to_ptx(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{label}: {e}\n{text}"));
+        assert_eq!(compile_to_mlir(module, target, OptLevel::O3).unwrap(), text, "{label}: MLIR text not deterministic");
+        assert_eq!(compile_to_ptx(module, target, OptLevel::O3).unwrap(), mlir, "{label}: PTX not deterministic");
         let llvm = tilec_lower_ptx::translate::compile_to_ptx(module, target, OptLevel::O3)
             .unwrap_or_else(|e| panic!("{label} (LLVM backend): {e}"));
         assert_eq!(mlir.kernels, llvm.kernels, "{label}: the backends describe the kernels differently");
