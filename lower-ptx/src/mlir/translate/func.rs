@@ -62,7 +62,16 @@ impl<'a> FuncEmitter<'a> {
         let header = self.signature();
         self.bind_arguments()?;
         if self.shared.dynamic {
-            let name = self.emit(&format!("gpu.dynamic_shared_memory : memref<?xi8, {WORKGROUP}>"));
+            // An `extern .shared` array, as in the LLVM backend (`gpu.dynamic_shared_memory` makes an internal
+            // zero-sized global that NVPTX demotes to a 1-byte static variable).
+            let symbol = format!("{}_dynamic_shared", self.func.name);
+            let _ = writeln!(
+                self.globals,
+                "    llvm.mlir.global external @{symbol}() {{addr_space = 3 : i32, alignment = {SHARED_ALIGN} : i64}} : !llvm.array<0 x i8>"
+            );
+            let ptr = self.emit(&format!("llvm.mlir.addressof @{symbol} : !llvm.ptr<3>"));
+            let size = self.emit(&format!("arith.constant {} : i64", self.shared.total_bytes));
+            let name = self.memref_from_pointer(&ptr, &size, "3", &format!("memref<?xi8, {WORKGROUP}>"));
             self.dynamic_shared = Some(name);
         }
         let func = self.func;
@@ -146,15 +155,8 @@ impl<'a> FuncEmitter<'a> {
                     let elem = types::scalar_type(tile.elem)
                         .filter(|_| tile.elem.bit_width() >= 8)
                         .ok_or_else(|| self.arg_error(index, format!("global tiles of '{}' are not supported", tile.elem)))?;
-                    let desc = "!llvm.struct<(ptr<1>, ptr<1>, i64, array<1 x i64>, array<1 x i64>)>";
-                    let zero = self.emit("arith.constant 0 : i64");
-                    let one = self.emit("arith.constant 1 : i64");
-                    let mut d = self.emit(&format!("llvm.mlir.undef : {desc}"));
-                    for (value, pos) in [(&ptr, "0"), (&ptr, "1"), (&zero, "2"), (&size, "3, 0"), (&one, "4, 0")] {
-                        d = self.emit(&format!("llvm.insertvalue {value}, {d}[{pos}] : {desc}"));
-                    }
                     let ty = format!("memref<?x{elem}, 1>");
-                    let name = self.emit(&format!("builtin.unrealized_conversion_cast {d} : {desc} to {ty}"));
+                    let name = self.memref_from_pointer(&ptr, &size, "1", &ty);
                     let layout = tile.layout.clone().unwrap_or(Layout::RowMajor);
                     self.memrefs.insert(arg, MemRef { name, ty, space: MemorySpace::Global, elem: tile.elem, extents, layout });
                 }
@@ -172,6 +174,19 @@ impl<'a> FuncEmitter<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A flat memref of type `ty` over `size` elements at the `!llvm.ptr<space>` `ptr`: its descriptor (pointer,
+    /// pointer, offset 0, size, stride 1) cast to the memref type; `reconcile-unrealized-casts` folds it away.
+    fn memref_from_pointer(&mut self, ptr: &str, size: &str, space: &str, ty: &str) -> String {
+        let desc = format!("!llvm.struct<(ptr<{space}>, ptr<{space}>, i64, array<1 x i64>, array<1 x i64>)>");
+        let zero = self.emit("arith.constant 0 : i64");
+        let one = self.emit("arith.constant 1 : i64");
+        let mut d = self.emit(&format!("llvm.mlir.undef : {desc}"));
+        for (value, pos) in [(ptr, "0"), (ptr, "1"), (&zero, "2"), (size, "3, 0"), (&one, "4, 0")] {
+            d = self.emit(&format!("llvm.insertvalue {value}, {d}[{pos}] : {desc}"));
+        }
+        self.emit(&format!("builtin.unrealized_conversion_cast {d} : {desc} to {ty}"))
     }
 
     /// The shared tile made by `tile.alloc_shared` `id`: a `memref.global` in address space 3, or a view of

@@ -16,8 +16,8 @@
 //!
 //! Memory is addressed through 1-D views: element offsets (row-major, column-major, XOR swizzles) are
 //! computed with `arith` on `index` values, as `memory.rs` does in the LLVM backend. Shared tiles are
-//! `memref.global`s in `#gpu.address_space<workgroup>` (128-byte aligned), or views of `gpu.dynamic_shared_memory`
-//! above 48 KiB (the same [`SharedPlan`](crate::kernel_info::SharedPlan) as the LLVM backend).
+//! `memref.global`s in `#gpu.address_space<workgroup>` (128-byte aligned), or above 48 KiB `memref.view`s of
+//! one `extern .shared` array (an external `llvm.mlir.global` in address space 3, 128-byte aligned) (the same [`SharedPlan`](crate::kernel_info::SharedPlan) as the LLVM backend).
 
 mod control;
 mod func;
