@@ -15,8 +15,12 @@ fn load(name: &str) -> Module {
 }
 
 fn pipelined(name: &str, stages: u32) -> Module {
+    pipelined_with(name, &format!("stages={stages}"))
+}
+
+fn pipelined_with(name: &str, options: &str) -> Module {
     let mut m = load(name);
-    let pipeline = format!("layout-assignment,swizzle,lower-tile-to-nvgpu,software-pipeline{{stages={stages}}},canonicalize,cse,canonicalize,dce");
+    let pipeline = format!("layout-assignment,swizzle,lower-tile-to-nvgpu,software-pipeline{{{options}}},canonicalize,cse,canonicalize,dce");
     let pm = PassManager::from_pipeline(&PassRegistry::with_builtin(), &pipeline).unwrap();
     pm.run(&mut m, &mut PassContext::new(Target::Sm90)).unwrap_or_else(|e| panic!("{name}: {e:?}"));
     tilec_ir::verify::verify_module(&m).unwrap_or_else(|d| panic!("{name}: {d}"));
@@ -145,5 +149,26 @@ fn bad_stage_options_are_diagnosed() {
     assert!(PassManager::from_pipeline(&r, "software-pipeline{stages=1}").is_err());
     assert!(PassManager::from_pipeline(&r, "software-pipeline{stages=x}").is_err());
     assert!(PassManager::from_pipeline(&r, "software-pipeline{depth=3}").is_err());
-    assert!(PassManager::from_pipeline(&r, "software-pipeline{stages=3}").is_ok());
+    assert!(PassManager::from_pipeline(&r, "software-pipeline{fragments=maybe}").is_err());
+    assert!(PassManager::from_pipeline(&r, "software-pipeline{stages=3 fragments=off}").is_ok());
+}
+
+#[test]
+fn loading_fragments_ahead_changes_no_bit_on_random_floats() {
+    // Uniform random f16 inputs: f32 sums are inexact, so any change in the order of the mma.syncs
+    // along an accumulator would show. Main loop plus remainder iterations (K = 160 with 4 stages).
+    let original = load("gemm.tir");
+    let func = &original.funcs[0];
+    let args = interp::default_args(func, &ArgShapes::gemm(64, 136, 160), 11).unwrap();
+    let launch = interp::default_launch(func, &args).unwrap();
+    let mut outs = Vec::new();
+    for options in ["stages=4 fragments=off", "stages=4 fragments=on", "stages=2"] {
+        let low = pipelined_with("gemm.tir", options);
+        let mut sim_args: Vec<SimArg> = args.iter().map(|a| SimArg::Tile(a.as_tensor().unwrap().clone())).collect();
+        let options = sim::SimOptions { fuel: 1 << 34, ..Default::default() };
+        sim::simulate_with(&low.funcs[0], &mut sim_args, &sim::Launch { grid: launch.grid }, &options).unwrap();
+        outs.push(sim_args[2].as_tile().unwrap().values.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    }
+    assert!(outs[0] == outs[1], "fragments ahead changed the result");
+    assert!(outs[0] == outs[2], "2 stages and 4 stages differ");
 }

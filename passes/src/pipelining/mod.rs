@@ -52,6 +52,8 @@ pub const STAGES_ATTR: &str = "pipeline_stages";
 pub struct SoftwarePipeline {
     /// Overrides the function attribute.
     pub stages: Option<u32>,
+    /// Whether to skip loading the first k sub-step's fragments one iteration ahead (`fragments=off`).
+    pub no_fragments_ahead: bool,
 }
 
 impl SoftwarePipeline {
@@ -61,7 +63,14 @@ impl SoftwarePipeline {
 
     /// Builds the pass from its pipeline options (`stages=N`).
     pub fn from_options(options: &PassOptions) -> Result<SoftwarePipeline, Diagnostic> {
-        options.expect_only(Self::NAME, &["stages"])?;
+        options.expect_only(Self::NAME, &["stages", "fragments"])?;
+        let no_fragments_ahead = match options.get("fragments") {
+            None | Some("on") => false,
+            Some("off") => true,
+            Some(other) => {
+                return Err(Diagnostic::error(options.span, format!("software-pipeline: fragments must be 'on' or 'off', not '{other}'")))
+            }
+        };
         let stages = match options.get("stages") {
             None => None,
             Some(_) => {
@@ -72,7 +81,7 @@ impl SoftwarePipeline {
                 Some(n)
             }
         };
-        Ok(SoftwarePipeline { stages })
+        Ok(SoftwarePipeline { stages, no_fragments_ahead })
     }
 }
 
@@ -98,7 +107,7 @@ impl crate::Pass for SoftwarePipeline {
             if stages < 2 {
                 continue;
             }
-            for (span, why) in pipeline_func(func, stages) {
+            for (span, why) in pipeline_func(func, stages, !self.no_fragments_ahead) {
                 cx.remark(span, format!("software-pipeline: loop left single-stage: {why}"));
             }
         }
@@ -107,14 +116,14 @@ impl crate::Pass for SoftwarePipeline {
 }
 
 /// Pipelines every matching loop of a function with `stages` stages; returns why loops with copies did not match.
-pub fn pipeline_func(func: &mut Func, stages: u32) -> Vec<(Span, String)> {
+pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool) -> Vec<(Span, String)> {
     let mut loops = Vec::new();
     func.body.walk(func.entry, &mut |op| loops.push(op));
     loops.retain(|&op| func.body.op(op).kind == OpKind::For);
     let mut skipped = Vec::new();
     for l in loops {
         match analyze(func, l) {
-            Ok(Some(plan)) => transform(func, l, &plan, stages),
+            Ok(Some(plan)) => transform(func, l, &plan, stages, fragments_ahead),
             Ok(None) => {}
             Err(why) => skipped.push((func.body.op(l).span, why)),
         }
@@ -234,6 +243,108 @@ fn is_inside(func: &Func, op: OpId, block: BlockId) -> bool {
     false
 }
 
+/// The compute part split for register double-buffering: the fragments the first k sub-step's
+/// `mma.sync`s need are loaded one iteration ahead, right after the barrier that makes the next stage
+/// visible, while the last sub-step's `mma.sync`s of this iteration still run.
+///
+/// Sub-steps (phases) follow the accumulator chains: an `mma.sync` whose accumulator comes from another
+/// `mma.sync` of the body is one phase later. A non-mma op belongs to the earliest phase that needs it.
+struct FragPlan {
+    /// Phase-0 non-mma ops (the loads of the first sub-step and their regrouping), run one iteration ahead.
+    ahead: Vec<OpId>,
+    /// Their results that the rest of the body uses: carried from the iteration before.
+    outputs: Vec<Value>,
+    /// Non-mma ops of later phases (loads of the other sub-steps), before any `mma.sync`.
+    early: Vec<OpId>,
+    /// The `mma.sync`s by phase.
+    phases: Vec<Vec<OpId>>,
+    /// Ops no `mma.sync` needs, at the end.
+    late: Vec<OpId>,
+}
+
+fn fragment_plan(func: &Func, plan: &LoopPlan) -> Option<FragPlan> {
+    let body = &func.body;
+    let post: HashSet<OpId> = plan.post.iter().copied().collect();
+    let def_in_post = |v: Value| body.defining_op(v).filter(|d| post.contains(d));
+    // Phases of the mma.syncs along their accumulator chains.
+    let mut mma_phase: HashMap<OpId, usize> = HashMap::new();
+    for &o in &plan.post {
+        let op = body.op(o);
+        if op.kind == OpKind::MmaSync {
+            let c = op.operand("c")?;
+            let p = def_in_post(c).and_then(|d| mma_phase.get(&d).map(|p| p + 1)).unwrap_or(0);
+            if def_in_post(c).is_some_and(|d| body.op(d).kind != OpKind::MmaSync) {
+                return None;
+            }
+            mma_phase.insert(o, p);
+        }
+    }
+    let phases_n = mma_phase.values().max()? + 1;
+    // Non-mma ops: the earliest phase of an mma.sync that needs them (through other non-mma ops).
+    let mut phase: HashMap<OpId, usize> = HashMap::new();
+    for &o in plan.post.iter().rev() {
+        if body.op(o).kind == OpKind::MmaSync {
+            continue;
+        }
+        let results = &body.op(o).results;
+        let mut best: Option<usize> = None;
+        for &u in &plan.post {
+            if !body.op(u).operands.iter().any(|v| results.contains(v)) {
+                continue;
+            }
+            let p = mma_phase.get(&u).or_else(|| phase.get(&u)).copied();
+            if let Some(p) = p {
+                best = Some(best.map_or(p, |b: usize| b.min(p)));
+            }
+        }
+        if let Some(p) = best {
+            phase.insert(o, p);
+        }
+    }
+    let mut fp = FragPlan { ahead: Vec::new(), outputs: Vec::new(), early: Vec::new(), phases: vec![Vec::new(); phases_n], late: Vec::new() };
+    for &o in &plan.post {
+        if let Some(&p) = mma_phase.get(&o) {
+            fp.phases[p].push(o);
+        } else {
+            match phase.get(&o) {
+                Some(0) => fp.ahead.push(o),
+                Some(_) => fp.early.push(o),
+                None => fp.late.push(o),
+            }
+        }
+    }
+    let ahead: HashSet<OpId> = fp.ahead.iter().copied().collect();
+    let early: HashSet<OpId> = fp.early.iter().copied().collect();
+    let carried: HashSet<Value> = body.block(plan.body).args[1..].iter().copied().collect();
+    // Ops run ahead depend only on values from outside the body, the induction variable, the copy
+    // part's arithmetic, and each other; early ops also on the ops run ahead.
+    for &o in fp.ahead.iter().chain(&fp.early) {
+        for &v in &body.op(o).operands {
+            if carried.contains(&v) {
+                return None;
+            }
+            if let Some(d) = def_in_post(v) {
+                let ok = ahead.contains(&d) || (early.contains(&o) && early.contains(&d));
+                if !ok {
+                    return None;
+                }
+            }
+        }
+    }
+    for &o in &fp.ahead {
+        if !body.op(o).kind.is_nvgpu() && !is_pure(body.op(o).kind) {
+            return None;
+        }
+        for &r in &body.op(o).results {
+            let used_later = plan.post.iter().chain(std::iter::once(&plan.yield_op)).any(|&u| !ahead.contains(&u) && body.op(u).operands.contains(&r));
+            if used_later {
+                fp.outputs.push(r);
+            }
+        }
+    }
+    Some(fp)
+}
+
 /// Where an [`Emitter`] puts new ops.
 #[derive(Clone, Copy)]
 enum Place {
@@ -340,6 +451,7 @@ struct Ring<'p> {
     zero: Value,
     /// Per copied tile: its allocation for each stage.
     allocs: HashMap<Value, Vec<Value>>,
+    frag: Option<FragPlan>,
 }
 
 impl Ring<'_> {
@@ -406,9 +518,91 @@ impl Ring<'_> {
         }
         func.body.op(self.plan.yield_op).group("values").iter().map(|v| *map.get(v).unwrap_or(v)).collect()
     }
+
+    /// The phase-0 fragment loads of the iteration at `k` (tiles in `stage`); returns the carried outputs.
+    fn load_ahead(&self, func: &mut Func, at: &Emitter, fp: &FragPlan, k: Value, stage: usize) -> Vec<Value> {
+        let mut map: HashMap<Value, Value> = HashMap::new();
+        map.insert(self.iv, k);
+        for &o in &self.plan.pre {
+            if is_pure(func.body.op(o).kind) {
+                at.clone_op(func, o, &mut map);
+            }
+        }
+        for (&tile, allocs) in &self.allocs {
+            map.insert(tile, allocs[stage]);
+        }
+        for &o in &fp.ahead {
+            at.clone_op(func, o, &mut map);
+        }
+        fp.outputs.iter().map(|v| *map.get(v).unwrap_or(v)).collect()
+    }
+
+    /// One iteration with fragments loaded ahead: prefetch copies, the later sub-steps' loads, the
+    /// mma.syncs of all but the last sub-step, wait + barrier (the next stage has landed), the next
+    /// iteration's first sub-step loads, the last sub-step's mma.syncs. `frags` are this iteration's
+    /// first sub-step fragments; returns the next carried values and the next iteration's fragments.
+    fn iteration_ahead(
+        &self,
+        func: &mut Func,
+        at: &Emitter,
+        fp: &FragPlan,
+        k: Value,
+        stage: usize,
+        carried: &[Value],
+        frags: &[Value],
+    ) -> (Vec<Value>, Vec<Value>) {
+        let s = self.stages as usize;
+        let block_args = func.body.block(self.plan.body).args.clone();
+        let mut map: HashMap<Value, Value> = HashMap::new();
+        for (&a, &c) in block_args[1..].iter().zip(carried) {
+            map.insert(a, c);
+        }
+        map.insert(self.iv, k);
+        for &o in &self.plan.pre {
+            if is_pure(func.body.op(o).kind) {
+                at.clone_op(func, o, &mut map);
+            }
+        }
+        let ahead = at.add_steps(func, k, self.stages - 1, self.step);
+        let mut pf_map = map.clone();
+        self.copies(func, at, ahead, (stage + s - 1) % s, &mut pf_map);
+        map.insert(self.iv, k);
+        for (&tile, allocs) in &self.allocs {
+            map.insert(tile, allocs[stage]);
+        }
+        for (&o, &f) in fp.outputs.iter().zip(frags) {
+            map.insert(o, f);
+        }
+        for &o in &fp.early {
+            at.clone_op(func, o, &mut map);
+        }
+        let last = fp.phases.len() - 1;
+        for phase in &fp.phases[..last] {
+            for &o in phase {
+                at.clone_op(func, o, &mut map);
+            }
+        }
+        at.emit(func, OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(self.stages - 2)));
+        at.emit(func, OpSpec::new(OpKind::Barrier));
+        let next_k = at.add_steps(func, k, 1, self.step);
+        let next = self.load_ahead(func, at, fp, next_k, (stage + 1) % s);
+        for &o in fp.phases[last].iter().chain(&fp.late) {
+            at.clone_op(func, o, &mut map);
+        }
+        let values = func.body.op(self.plan.yield_op).group("values").iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+        (values, next)
+    }
+
+    /// One iteration in whichever form the ring uses; `frags` are carried fragments (empty without).
+    fn step(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, carried: &[Value], frags: &[Value]) -> (Vec<Value>, Vec<Value>) {
+        match &self.frag {
+            Some(fp) => self.iteration_ahead(func, at, fp, k, stage, carried, frags),
+            None => (self.iteration(func, at, k, stage, carried), Vec::new()),
+        }
+    }
 }
 
-fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32) {
+fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_ahead: bool) {
     let s = stages as i64;
     let lop = func.body.op(l).clone();
     let span = lop.span;
@@ -436,7 +630,8 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32) {
     }
     let zero = pro.constant(func, 0);
     let one = pro.constant(func, 1);
-    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs };
+    let frag = if fragments_ahead { fragment_plan(func, plan) } else { None };
+    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag };
 
     // 2. Trip counts: T iterations, the unrolled loop runs T - T % S of them.
     let span_v = pro.binary(func, OpKind::Sub, ub, lb);
@@ -457,28 +652,40 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32) {
         let mut map = HashMap::new();
         ring.copies(func, &pro, k, st as usize, &mut map);
     }
+    // With fragments loaded ahead: the first iteration's, once its stage has landed.
+    let mut frags: Vec<Value> = Vec::new();
+    if let Some(fp) = &ring.frag {
+        pro.emit(func, OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(s - 2)));
+        pro.emit(func, OpSpec::new(OpKind::Barrier));
+        frags = ring.load_ahead(func, &pro, fp, lb, 0);
+    }
+    let frag_tys: Vec<Type> = frags.iter().map(|&v| func.body.ty(v).clone()).collect();
+    let n_carried = lop.results.len();
 
     // 4. The main loop, unrolled S times: stage j in copy j.
     let carried_tys: Vec<Type> = lop.results.iter().map(|&r| func.body.ty(r).clone()).collect();
     let main_block = func.body.new_block();
     let iv_name = func.body.value(iv).name.clone();
     let k0 = func.body.add_block_arg(main_block, Type::INDEX, iv_name, Span::UNKNOWN);
-    let mut carried: Vec<Value> =
-        carried_tys.iter().map(|t| func.body.add_block_arg(main_block, t.clone(), None, Span::UNKNOWN)).collect();
+    let all_tys: Vec<Type> = carried_tys.iter().chain(&frag_tys).cloned().collect();
+    let args: Vec<Value> = all_tys.iter().map(|t| func.body.add_block_arg(main_block, t.clone(), None, Span::UNKNOWN)).collect();
+    let (mut carried, mut fr) = (args[..n_carried].to_vec(), args[n_carried..].to_vec());
     let inner = Emitter::at_end(main_block, span);
     for j in 0..s {
         let k = inner.add_steps(func, k0, j, step);
-        carried = ring.iteration(func, &inner, k, j as usize, &carried);
+        (carried, fr) = ring.step(func, &inner, k, j as usize, &carried, &fr);
     }
-    inner.emit(func, OpSpec::new(OpKind::Yield).group("values", &carried));
+    let yielded: Vec<Value> = carried.iter().chain(&fr).copied().collect();
+    inner.emit(func, OpSpec::new(OpKind::Yield).group("values", &yielded));
+    let inits: Vec<Value> = lop.group("inits").iter().chain(&frags).copied().collect();
     let mut spec = OpSpec::new(OpKind::For)
         .group("lower", &[lb])
         .group("upper", &[main_end])
         .group("step", &[big_step])
-        .group("inits", lop.group("inits"))
+        .group("inits", &inits)
         .region(main_block)
         .span(span);
-    spec.result_types = carried_tys.clone();
+    spec.result_types = all_tys.clone();
     spec.attrs = lop.attrs.clone();
     let main_loop = pro.emit(func, spec);
     let mut results = func.body.op(main_loop).results.clone();
@@ -490,10 +697,11 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32) {
         let trips = pro.select(func, live, one, zero);
         let block = func.body.new_block();
         func.body.add_block_arg(block, Type::INDEX, None, Span::UNKNOWN);
-        let args: Vec<Value> = carried_tys.iter().map(|t| func.body.add_block_arg(block, t.clone(), None, Span::UNKNOWN)).collect();
+        let args: Vec<Value> = all_tys.iter().map(|t| func.body.add_block_arg(block, t.clone(), None, Span::UNKNOWN)).collect();
         let e = Emitter::at_end(block, span);
-        let next = ring.iteration(func, &e, k, j as usize, &args);
-        e.emit(func, OpSpec::new(OpKind::Yield).group("values", &next));
+        let (next, next_fr) = ring.step(func, &e, k, j as usize, &args[..n_carried], &args[n_carried..]);
+        let yielded: Vec<Value> = next.iter().chain(&next_fr).copied().collect();
+        e.emit(func, OpSpec::new(OpKind::Yield).group("values", &yielded));
         let mut spec = OpSpec::new(OpKind::For)
             .group("lower", &[zero])
             .group("upper", &[trips])
@@ -501,7 +709,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32) {
             .group("inits", &results)
             .region(block)
             .span(span);
-        spec.result_types = carried_tys.clone();
+        spec.result_types = all_tys.clone();
         let id = pro.emit(func, spec);
         results = func.body.op(id).results.clone();
     }
