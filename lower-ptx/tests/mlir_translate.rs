@@ -99,6 +99,9 @@ fn check(name: &str, module: &tilec_ir::Module) {
             );
         }
         assert!(!mlir.ptx.contains("call.uni"), "{label}: an intrinsic became a call");
+        if mlir.kernels.iter().any(|k| k.dynamic_shared_bytes > 0) {
+            assert!(mlir.ptx.contains(".extern .shared .align 128 .b8"), "{label}: dynamic shared memory is not an extern array");
+        }
         let Some(ptxas) = common::ptxas_or_skip(&label) else { continue };
         let report = ptxas.assemble(&mlir.ptx, target).unwrap_or_else(|e| panic!("{label}: {e}\n{}", mlir.ptx));
         assert!(!report.kernels.is_empty(), "{label}: ptxas reported no kernel:\n{}", report.log);
