@@ -20,8 +20,9 @@ SEEDS="${SEEDS:-$ROOT/../shared/seeds}"
 cd "$ROOT"
 
 # prepare_seeds TILEC: the seed's inputs and printed outputs into $DEV/seed-inputs/seed_X/, a bundle per program.
+# prepare_seeds TILEC OUTDIR BACKEND: one bundle per seed program, on the seed's own inputs.
 prepare_seeds() {
-  "${CARGO_TARGET_DIR:-$ROOT/target}/release/seed-inputs" --seeds "$SEEDS" "$DEV/seed-inputs"
+  [ -d "$DEV/seed-inputs" ] || "${CARGO_TARGET_DIR:-$ROOT/target}/release/seed-inputs" --seeds "$SEEDS" "$DEV/seed-inputs"
   local f t name inputs
   for f in examples/seeds/*.tir; do
     name="seed_$(basename "$f" .tir)" inputs=()
@@ -30,7 +31,7 @@ prepare_seeds() {
       inputs+=(--input "$(basename "$t" .txt)=$t")
     done
     [ ${#inputs[@]} -gt 0 ] || { echo "no seed inputs for $f" >&2; return 1; }
-    "$1" bundle "$f" -o "$DEV/bundles/$name" --target "$TARGET" "${inputs[@]}"
+    "$1" bundle "$f" -o "$DEV/$2/$name" --target "$TARGET" --backend "$3" "${inputs[@]}"
   done
 }
 
@@ -53,15 +54,22 @@ prepare)
   cargo build --release -p tilec -p tilec-gpu-runner -p tilec-tests
   TILEC="${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec"
   rm -rf "$DEV" && mkdir -p "$DEV/bundles" "$DEV/bench"
+  "${CARGO_TARGET_DIR:-$ROOT/target}/release/seed-inputs" --seeds "$SEEDS" "$DEV/seed-inputs"
   cp "${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec-gpu-runner" "$DEV/"
-  prepare_seeds "$TILEC"
-  "$TILEC" bundle examples/mma.tir -o "$DEV/bundles/mma" --target "$TARGET"
-  "$TILEC" bundle examples/copy_s2r.tir -o "$DEV/bundles/copy_s2r" --target "$TARGET"
-  for shape in 128,128,32 200,72,40 256,256,256 513,1000,264 1024,1024,1024; do
-    "$TILEC" bundle examples/gemm.tir -o "$DEV/bundles/gemm_${shape//,/x}" --shape "$shape" --target "$TARGET"
+  # Every checked bundle twice: PTX from the LLVM backend (bundles/) and from the MLIR backend (bundles-mlir/).
+  for backend in llvm mlir; do
+    out=bundles; [ "$backend" = llvm ] || out="bundles-$backend"
+    mkdir -p "$DEV/$out"
+    prepare_seeds "$TILEC" "$out" "$backend"
+    b=(--target "$TARGET" --backend "$backend")
+    "$TILEC" bundle examples/mma.tir -o "$DEV/$out/mma" "${b[@]}"
+    "$TILEC" bundle examples/copy_s2r.tir -o "$DEV/$out/copy_s2r" "${b[@]}"
+    for shape in 128,128,32 200,72,40 256,256,256 513,1000,264 1024,1024,1024; do
+      "$TILEC" bundle examples/gemm.tir -o "$DEV/$out/gemm_${shape//,/x}" --shape "$shape" "${b[@]}"
+    done
+    "$TILEC" bundle examples/gemm_epilogue.tir -o "$DEV/$out/gemm_epilogue_72x80x48" --shape 72,80,48 --arg alpha=2 --arg beta=-1 "${b[@]}"
+    "$TILEC" bundle examples/gemm_s8.tir -o "$DEV/$out/gemm_s8_72x48x80" --shape 72,48,80 "${b[@]}"
   done
-  "$TILEC" bundle examples/gemm_epilogue.tir -o "$DEV/bundles/gemm_epilogue_72x80x48" --shape 72,80,48 --arg alpha=2 --arg beta=-1 --target "$TARGET"
-  "$TILEC" bundle examples/gemm_s8.tir -o "$DEV/bundles/gemm_s8_72x48x80" --shape 72,48,80 --target "$TARGET"
   # Timing runs: inputs made on the GPU machine, no oracle (the checked runs above cover correctness).
   for shape in 1024,1024,1024 2048,2048,2048 4096,4096,4096 8192,8192,8192; do
     "$TILEC" bundle examples/gemm.tir -o "$DEV/bench/gemm_${shape//,/x}" --shape "$shape" --target "$TARGET" --no-oracle --repeat 20
@@ -72,11 +80,11 @@ device)
   OUT="${2:?usage: gpu-suite.sh device OUT_DIR}"
   cd "$DEV"
   chmod +x tilec-gpu-runner
-  { nvidia-smi -L; ./tilec-gpu-runner bundles/*; } 2>&1 | tee "$OUT/run.log" || true
+  { nvidia-smi -L; ./tilec-gpu-runner bundles/* bundles-mlir/*; } 2>&1 | tee "$OUT/run.log" || true
   for tool in memcheck racecheck; do
     compute-sanitizer --tool "$tool" ./tilec-gpu-runner bundles/gemm_200x72x40 bundles/gemm_256x256x256 > "$OUT/$tool.log" 2>&1 || true
   done
-  tar czf "$OUT/outs.tgz" bundles/*/*.out.bin
+  tar czf "$OUT/outs.tgz" bundles/*/*.out.bin bundles-mlir/*/*.out.bin
   # Timing: tilec's GEMM (median of 20 launches) and cuBLAS through torch at the same shapes, same run.
   { ./tilec-gpu-runner bench/*; python3 "$ROOT/scripts/cublas_baseline.py" 1024,1024,1024 2048,2048,2048 4096,4096,4096 8192,8192,8192; } 2>&1 | tee "$OUT/bench.log" || true
   ;;
@@ -85,7 +93,7 @@ check)
   TILEC="${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec"
   tar xzf "$IN/outs.tgz" -C "$DEV"
   status=0
-  for b in "$DEV"/bundles/*/; do
+  for b in "$DEV"/bundles/*/ "$DEV"/bundles-mlir/*/; do
     check_bundle "$TILEC" "${b%/}" || status=1
   done
   exit $status
@@ -98,7 +106,7 @@ seeds)
   TILEC="${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec"
   DEV="${2:-$(mktemp -d)}"
   rm -rf "$DEV/seed-inputs" "$DEV"/bundles/seed_* && mkdir -p "$DEV/bundles"
-  prepare_seeds "$TILEC"
+  prepare_seeds "$TILEC" bundles llvm
   status=0
   for b in "$DEV"/bundles/seed_*/; do
     for e in "$b"*.expected.bin; do cp "$e" "${e%.expected.bin}.out.bin"; done
