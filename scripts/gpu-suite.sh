@@ -84,14 +84,16 @@ device)
   for tool in memcheck racecheck; do
     compute-sanitizer --tool "$tool" ./tilec-gpu-runner bundles/gemm_200x72x40 bundles/gemm_256x256x256 > "$OUT/$tool.log" 2>&1 || true
   done
-  tar czf "$OUT/outs.tgz" bundles/*/*.out.bin bundles-mlir/*/*.out.bin
+  # One archive per backend: each stays under the 16 MB a returned file may have.
+  tar czf "$OUT/outs-llvm.tgz" bundles/*/*.out.bin
+  tar czf "$OUT/outs-mlir.tgz" bundles-mlir/*/*.out.bin
   # Timing: tilec's GEMM (median of 20 launches) and cuBLAS through torch at the same shapes, same run.
   { ./tilec-gpu-runner bench/*; python3 "$ROOT/scripts/cublas_baseline.py" 1024,1024,1024 2048,2048,2048 4096,4096,4096 8192,8192,8192; } 2>&1 | tee "$OUT/bench.log" || true
   ;;
 check)
-  IN="${2:?usage: gpu-suite.sh check DIR_WITH_outs.tgz}"
+  IN="${2:?usage: gpu-suite.sh check DIR_WITH_outs-*.tgz}"
   TILEC="${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec"
-  tar xzf "$IN/outs.tgz" -C "$DEV"
+  for archive in "$IN"/outs-*.tgz; do tar xzf "$archive" -C "$DEV"; done
   status=0
   for b in "$DEV"/bundles/*/ "$DEV"/bundles-mlir/*/; do
     check_bundle "$TILEC" "${b%/}" || status=1
