@@ -6,7 +6,7 @@
 # The demo: compile the GEMM to PTX (with the per-pass timing and the bank-conflict report), show the start
 # of the PTX, and have ptxas assemble it for sm_80 with its resource report (registers, spills, shared memory).
 DEMO_CMD = mkdir -p out && \
-  $(TILEC) examples/gemm.tir --emit ptx --target sm_80 -o out/gemm.sm_80.ptx --timing --report bank-conflicts && \
+  $(TILEC) examples/gemm.tir --emit ptx --target sm_80 -o out/gemm.sm_80.ptx --timing --remarks --report bank-conflicts && \
   sed -n '1,40p' out/gemm.sm_80.ptx && echo '  ...' && \
   $(PTXAS) -arch=sm_80 -v out/gemm.sm_80.ptx -o out/gemm.sm_80.cubin
 

@@ -89,6 +89,9 @@ pub struct CompileArgs {
     /// Print a per-pass wall-time table (to stderr), like `mlir-opt --mlir-timing`.
     #[arg(long)]
     pub timing: bool,
+    /// Print the passes' remarks (why a tile was or was not swizzled, requirements the lowering assumes).
+    #[arg(long)]
+    pub remarks: bool,
     /// Print a report about the compiled code (to stderr): `bank-conflicts` counts the shared-memory
     /// wavefronts of every warp-level access after lowering.
     #[arg(long, value_enum, value_name = "KIND")]

@@ -104,8 +104,10 @@ pub fn run_pipeline(
             for dump in &report.dumps {
                 let _ = writeln!(stderr, "{dump}");
             }
-            for remark in &cx.remarks {
-                let _ = writeln!(stderr, "remark: [{}] {}", remark.pass, remark.message);
+            if args.remarks {
+                for remark in &cx.remarks {
+                    let _ = writeln!(stderr, "remark: [{}] {}", remark.pass, remark.message);
+                }
             }
             Ok(report.timing)
         }
