@@ -255,6 +255,10 @@ pub struct RunArgs {
     /// Keep the bundle in this directory instead of a temporary one.
     #[arg(long, value_name = "DIR")]
     pub keep: Option<String>,
+    /// Compare the GPU's results with the reference interpreter (or the simulator); without it the inputs
+    /// are made on the GPU and only the launch (and its time, with --repeat) is reported.
+    #[arg(long)]
+    pub check: bool,
     #[command(flatten)]
     pub inputs: RunInputs,
 }

@@ -298,3 +298,56 @@ fn diagnostics_corpus_through_the_binary() {
     }
     assert!(failures.is_empty(), "{} of {} files:\n{}", failures.len(), files.len(), failures.join("\n"));
 }
+
+// ---- GPU run plumbing, checked without a GPU ------------------------------------------------------------
+
+/// `tilec bundle` lays out the launch (buffers in ABI order, run-time extents as i64 parameters) and the
+/// oracle's results; `tilec compare` accepts the oracle's own results and rejects a corrupted one.
+#[test]
+fn bundle_marshals_the_launch_and_compare_checks_it() {
+    let dir = temp_dir("bundle");
+    let bundle = dir.join("gemm");
+    let b = bundle.to_string_lossy().into_owned();
+    let o = run(&["bundle", GEMM, "-o", &b, "--shape=200,72,40"]);
+    assert_eq!(o.status.code(), Some(0), "bundle failed:\n{}", stderr(&o));
+    let json = std::fs::read_to_string(bundle.join("bundle.json")).unwrap_or_else(|e| panic!("bundle.json: {e}"));
+    let launch: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("bundle.json: {e}"));
+    // gemm(%A: ?x?, %B: ?x?, %C: ?x?): pointer, then both extents, for each tile in order.
+    let params = launch["params"].as_array().cloned().unwrap_or_default();
+    let kinds: Vec<String> = params.iter().map(|p| p.as_object().and_then(|o| o.keys().next().cloned()).unwrap_or_default()).collect();
+    assert_eq!(kinds, ["buffer", "i64", "i64", "buffer", "i64", "i64", "buffer", "i64", "i64"]);
+    let extents: Vec<i64> = params.iter().filter_map(|p| p["i64"].as_i64()).collect();
+    assert_eq!(extents, [200, 40, 40, 72, 200, 72], "A is MxK, B is KxN, C is MxN");
+    assert_eq!(launch["grid"], serde_json::json!([2, 1, 1]), "ceil(200/128) x ceil(72/128) blocks");
+    assert_eq!(launch["block"], serde_json::json!([128, 1, 1]), "num_warps = 4");
+    assert_eq!(std::fs::metadata(bundle.join("C.bin")).map(|m| m.len()).ok(), Some(200 * 72 * 4), "f32 C");
+    // Stand in for the GPU with the oracle's own results: bit-exact.
+    for name in ["A", "B", "C"] {
+        let _ = std::fs::copy(bundle.join(format!("{name}.expected.bin")), bundle.join(format!("{name}.out.bin")));
+    }
+    let o = run(&["compare", &b]);
+    assert_eq!(o.status.code(), Some(0), "compare failed:\n{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("%C: 200x72xf32: bit-exact"));
+    // One f32 of C off by a lot: a mismatch at its coordinates, exit 1.
+    let out = bundle.join("C.out.bin");
+    let mut bytes = std::fs::read(&out).unwrap_or_default();
+    let at = (3 * 72 + 5) * 4;
+    bytes[at..at + 4].copy_from_slice(&1000.0f32.to_le_bytes());
+    let _ = std::fs::write(&out, bytes);
+    let o = run(&["compare", &b]);
+    assert_fails(&o, 1, "MISMATCH");
+    assert!(stderr(&o).contains("first at [3, 5]"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `tilec run` needs a GPU: without one (CI) it says so and exits 2; with one it must pass.
+#[test]
+fn run_without_a_gpu_is_an_environment_error() {
+    let o = run(&["run", "examples/copy_s2r.tir", "--check"]);
+    match o.status.code() {
+        Some(2) => assert_fails(&o, 2, "no usable GPU"),
+        Some(0) => assert!(String::from_utf8_lossy(&o.stdout).contains("bit-exact")),
+        other => panic!("tilec run exited with {other:?}:\n{}", stderr(&o)),
+    }
+    assert_no_panic(&o);
+}

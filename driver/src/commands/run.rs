@@ -20,7 +20,7 @@ pub fn run(args: &RunArgs) -> Result<String, DriverError> {
         target: args.target.clone(),
         backend: args.backend,
         repeat: args.repeat,
-        no_oracle: false,
+        no_oracle: !args.check,
         inputs: args.inputs.clone(),
     };
     let mut out = bundle::run(&bundle_args)?;
@@ -28,7 +28,11 @@ pub fn run(args: &RunArgs) -> Result<String, DriverError> {
     let launched = tilec_gpu_runner::run_bundle(&ctx, &stream, &dir).map_err(|e| DriverError::Usage(e.to_string()));
     let checked = launched.and_then(|summary| {
         out.push_str(&format!("gpu: {summary}\n"));
-        compare::run(&crate::cli::CompareArgs { bundle: dir_text.clone(), golden: Vec::new() })
+        if args.check {
+            compare::run(&crate::cli::CompareArgs { bundle: dir_text.clone(), golden: Vec::new() })
+        } else {
+            Ok(String::new())
+        }
     });
     if args.keep.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
