@@ -115,8 +115,14 @@ struct Evaluator<'a> {
     values: Vec<Lanes>,
     tiles: HashMap<Value, SharedTile>,
     executions: u64,
+    /// Loops entered and not yet left.
+    depth: u32,
     acc: &'a mut Accumulator,
 }
+
+/// Loops nested deeper than this are not analysed (the report says it was truncated): the evaluator
+/// recurses once per level, and real kernels nest a handful.
+const MAX_LOOP_DEPTH: u32 = 32;
 
 pub(super) fn analyze(func: &Func, options: &BankConflictOptions) -> BankConflictReport {
     let num_warps = func.attrs.get("num_warps").and_then(Attribute::as_int).unwrap_or(1).clamp(1, 32) as u32;
@@ -134,6 +140,7 @@ pub(super) fn analyze(func: &Func, options: &BankConflictOptions) -> BankConflic
             values: vec![UNKNOWN; func.body.values.len()],
             tiles: HashMap::new(),
             executions: 0,
+            depth: 0,
             acc: &mut acc,
         };
         for (v, (base, ty)) in &tiles {
@@ -324,6 +331,16 @@ impl Evaluator<'_> {
     /// Runs the first `loop_iterations` iterations per lane; lanes whose loop ended go inactive. The
     /// loop's results are known only if every lane left the loop within those iterations.
     fn exec_for(&mut self, id: OpId, active: [bool; WARP_LANES]) {
+        if self.depth >= MAX_LOOP_DEPTH {
+            self.acc.truncated = true;
+            return;
+        }
+        self.depth += 1;
+        self.exec_for_body(id, active);
+        self.depth -= 1;
+    }
+
+    fn exec_for_body(&mut self, id: OpId, active: [bool; WARP_LANES]) {
         let body = &self.func.body;
         let op = body.op(id);
         let Some(&region) = op.regions.first() else { return };

@@ -404,7 +404,7 @@ impl BankConflictReport {
             out.push_str(&format!("  not analysed: {} {}: {}\n", loc(u.span), u.op_name, u.reason));
         }
         if self.truncated {
-            out.push_str("  (evaluation stopped early: too many op executions)\n");
+            out.push_str("  (evaluation stopped early: too many op executions, or loops nested deeper than 32)\n");
         }
         out
     }

@@ -55,6 +55,22 @@ impl<'f> Lowering<'f> {
         let total = rows * per_row;
         let iterations = total.div_ceil(threads);
 
+        // cp.async needs each chunk's global address aligned to its size: the window's column offset must be a
+        // multiple of the chunk (rows start aligned when the row length is, a run-time requirement noted below).
+        let column_divisor = known_divisor(&self.func.body, idx[1], 0);
+        if column_divisor % chunk != 0 {
+            let d = Diagnostic::error(
+                span,
+                format!(
+                    "'tile.copy_g2s' needs its column offset to be a multiple of {chunk} {} elements ({} bytes, the size of one cp.async), and it is only known to be a multiple of {column_divisor}",
+                    st.elem,
+                    width_bits / 8
+                ),
+            )
+            .with_note("offsets built from constants, block ids times constants and loops with aligned bounds and steps are understood");
+            return Err(d);
+        }
+
         // Statically inside a static global tile: no zero-fill needed.
         let consts: Vec<Option<i64>> = idx.iter().map(|&v| self.func.body.constant_int(v)).collect();
         let inside = match (gt.shape.as_slice(), consts.as_slice()) {
@@ -133,5 +149,40 @@ impl<'f> Lowering<'f> {
             self.emit(OpSpec::new(OpKind::Barrier));
         }
         Ok(())
+    }
+}
+
+/// The largest power of two (at most 2^20) that `v` is provably a multiple of, from how it is computed:
+/// constants, sums, products, minima and maxima of such values, and `tile.for` induction variables (a
+/// multiple of what divides both the lower bound and the step). Anything else (block ids, run-time extents,
+/// loop-carried values, divisions) counts as 1.
+fn known_divisor(body: &tilec_ir::Body, v: tilec_ir::Value, depth: u32) -> u64 {
+    const CAP: u64 = 1 << 20;
+    if depth > 64 {
+        return 1;
+    }
+    match body.value(v).def {
+        tilec_ir::ValueDef::OpResult { op, .. } => {
+            let op = body.op(op);
+            let operand = |name: &str| op.operand(name).map_or(1, |x| known_divisor(body, x, depth + 1));
+            match op.kind {
+                OpKind::Constant => match op.attr("value").and_then(Attribute::as_int) {
+                    Some(0) => CAP,
+                    Some(n) => (1u64 << n.unsigned_abs().trailing_zeros().min(20)).min(CAP),
+                    None => 1,
+                },
+                OpKind::Add | OpKind::Sub | OpKind::Min | OpKind::Max => operand("lhs").min(operand("rhs")),
+                OpKind::Mul => operand("lhs").saturating_mul(operand("rhs")).min(CAP),
+                _ => 1,
+            }
+        }
+        tilec_ir::ValueDef::BlockArg { block, index: 0 } => match body.block(block).parent_op.map(|p| body.op(p)) {
+            Some(op) if op.kind == OpKind::For => {
+                let d = |name: &str| op.operand(name).map_or(1, |x| known_divisor(body, x, depth + 1));
+                d("lower").min(d("step"))
+            }
+            _ => 1,
+        },
+        tilec_ir::ValueDef::BlockArg { .. } => 1,
     }
 }
