@@ -78,6 +78,8 @@ impl PassContext {
     }
 
     /// The stored report of this type, created with `Default` if absent.
+    // Invariant: the map is keyed by the `TypeId` of the boxed value, so the downcast cannot fail.
+    #[allow(clippy::expect_used)]
     pub fn report_or_default<R: Any + Default>(&mut self) -> &mut R {
         self.reports
             .entry(TypeId::of::<R>())

@@ -82,7 +82,7 @@ impl MmaInstr {
 
 /// The warp grids for `num_warps` warps, most preferred first: balanced, then `wm >= wn`.
 pub fn warp_grids(num_warps: u32) -> Vec<(u32, u32)> {
-    let mut grids: Vec<(u32, u32)> = (1..=num_warps).filter(|wm| num_warps % wm == 0).map(|wm| (wm, num_warps / wm)).collect();
+    let mut grids: Vec<(u32, u32)> = (1..=num_warps).filter(|wm| num_warps.is_multiple_of(*wm)).map(|wm| (wm, num_warps / wm)).collect();
     let lg = |x: u32| x.trailing_zeros() as i32;
     grids.sort_by_key(|&(wm, wn)| ((lg(wm) - lg(wn)).abs(), wm < wn));
     grids

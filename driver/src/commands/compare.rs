@@ -26,6 +26,11 @@ pub fn tolerance(elem: ScalarType) -> (f64, f64) {
     }
 }
 
+/// An error outside its bound; a NaN error (one side NaN, the other not) always is.
+pub fn exceeds(err: f64, bound: f64) -> bool {
+    err.is_nan() || err > bound
+}
+
 pub fn run(args: &CompareArgs) -> Result<String, DriverError> {
     let dir = Path::new(&args.bundle);
     let meta_path = dir.join("meta.json");
@@ -56,7 +61,7 @@ pub fn run(args: &CompareArgs) -> Result<String, DriverError> {
             if w != 0.0 {
                 max_rel = max_rel.max(err / w.abs());
             }
-            if !(err <= atol + rtol * w.abs()) {
+            if exceeds(err, atol + rtol * w.abs()) {
                 mismatches += 1;
                 first.get_or_insert((i, g, w));
             }

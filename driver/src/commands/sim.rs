@@ -94,7 +94,7 @@ fn lower_and_compare(
             }
             let err = (g - w).abs();
             max_abs = max_abs.max(err);
-            if !(err <= atol + rtol * w.abs()) {
+            if crate::commands::compare::exceeds(err, atol + rtol * w.abs()) {
                 bad += 1;
             }
         }

@@ -45,11 +45,11 @@ impl<'f> Lowering<'f> {
         let bits = st.elem.bit_width() as u64;
         let threads = 32 * self.num_warps as u64;
         let row_bits = cols * bits;
-        let widths: Vec<u64> = [128u64, 64, 32].into_iter().filter(|w| row_bits % w == 0).collect();
+        let widths: Vec<u64> = [128u64, 64, 32].into_iter().filter(|w| row_bits.is_multiple_of(*w)).collect();
         let Some(&widest) = widths.first() else {
             return Err(Diagnostic::error(span, format!("rows of {cols} x {} are not a multiple of 4 bytes; cp.async cannot copy them", st.elem)));
         };
-        let width_bits = widths.iter().copied().find(|w| (rows * cols * bits / w) % threads == 0).unwrap_or(widest);
+        let width_bits = widths.iter().copied().find(|w| (rows * cols * bits / w).is_multiple_of(threads)).unwrap_or(widest);
         let chunk = width_bits / bits;
         let per_row = cols / chunk;
         let total = rows * per_row;
@@ -58,7 +58,7 @@ impl<'f> Lowering<'f> {
         // cp.async needs each chunk's global address aligned to its size: the window's column offset must be a
         // multiple of the chunk (rows start aligned when the row length is, a run-time requirement noted below).
         let column_divisor = known_divisor(&self.func.body, idx[1], 0);
-        if column_divisor % chunk != 0 {
+        if !column_divisor.is_multiple_of(chunk) {
             let d = Diagnostic::error(
                 span,
                 format!(

@@ -185,9 +185,7 @@ impl CopyPlan {
         }
         // Lane l supplies row l % 8 of matrix (l / 8) % num.
         let mut lane_bases = vec![(1, 0), (2, 0), (4, 0), (0, 0), (0, 0)];
-        for b in 0..matrix_bits {
-            lane_bases[3 + b] = bases.register[1 + b];
-        }
+        lane_bases[3..3 + matrix_bits].copy_from_slice(&bases.register[1..1 + matrix_bits]);
         let values = 2 * num;
         let count = 1u32 << bases.register.len() >> instr_bits;
         let instances: Vec<CopyInstance> = (0..count)

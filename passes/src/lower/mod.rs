@@ -94,7 +94,7 @@ pub(crate) struct Lowering<'f> {
     pub hoist_pos: usize,
     pub constants: HashMap<(i64, bool), Value>,
     pub special: HashMap<OpKind, Value>,
-    pub bit_terms: HashMap<(Value, Vec<(u32, u32)>), (Value, Value)>,
+    pub bit_terms: HashMap<BitTermKey, (Value, Value)>,
     /// Shared tiles a `tile.copy_s2r` has read so far (for the WAR barrier before refilling them).
     pub read_shared: BTreeSet<Value>,
     pub requirements: BTreeSet<String>,
@@ -246,4 +246,7 @@ impl crate::Pass for LowerTileToNvgpu {
         }
         Ok(())
     }
-}
+}/// A value and the bit terms (bit position, multiplier) decomposed from it: the key of a cached split.
+pub type BitTermKey = (Value, Vec<(u32, u32)>);
+
+

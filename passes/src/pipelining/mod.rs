@@ -458,6 +458,8 @@ impl Ring<'_> {
     /// The pure ops and copies of the body's copy part for iteration `k`, into stage `stage`, reading
     /// only where `k < ub` (zero-filling otherwise); then one commit. `map` holds the values the body's
     /// values stand for (the induction variable is mapped to `k` here).
+    // Invariant: `plan.pre` holds only the copies `LoopPlan` matched, each with a `dst` and `src_elements`.
+    #[allow(clippy::expect_used)]
     fn copies(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, map: &mut HashMap<Value, Value>) {
         map.insert(self.iv, k);
         let valid = at.cmp(func, "lt", k, self.ub);
@@ -541,6 +543,8 @@ impl Ring<'_> {
     /// mma.syncs of all but the last sub-step, wait + barrier (the next stage has landed), the next
     /// iteration's first sub-step loads, the last sub-step's mma.syncs. `frags` are this iteration's
     /// first sub-step fragments; returns the next carried values and the next iteration's fragments.
+    // The iteration's pieces travel together; a struct for them would only rename these arguments.
+    #[allow(clippy::too_many_arguments)]
     fn iteration_ahead(
         &self,
         func: &mut Func,
@@ -602,6 +606,8 @@ impl Ring<'_> {
     }
 }
 
+// Invariant: `plan.tiles` are results of placed `tile.alloc_shared` ops (`LoopPlan` only accepts those).
+#[allow(clippy::expect_used)]
 fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_ahead: bool) {
     let s = stages as i64;
     let lop = func.body.op(l).clone();
