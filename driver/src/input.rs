@@ -33,13 +33,21 @@ pub fn diagnostics(source: &SourceFile, diagnostics: Vec<tilec_ir::Diagnostic>) 
 }
 
 /// Writes `contents` to `path` (stdout for `-`), all or nothing: a temporary file beside the target is
-/// renamed over it, so a failure never leaves a partial output.
+/// renamed over it, so a failure never leaves a partial output. Devices and pipes are written in place.
 pub fn write_output(path: &str, contents: &[u8]) -> Result<(), DriverError> {
     if path == "-" {
         let mut out = std::io::stdout().lock();
         return out.write_all(contents).and_then(|_| out.flush()).map_err(|e| DriverError::io("<stdout>", &e));
     }
     let target = Path::new(path);
+    // A device or a pipe (`-o /dev/null`, `-o /dev/stdout`, a FIFO) is written in place: renaming a temporary
+    // file over it would replace the device node itself (and, as root, break /dev/null for everyone).
+    if let Ok(meta) = std::fs::metadata(target) {
+        if !meta.is_file() && !meta.is_dir() {
+            let mut file = std::fs::OpenOptions::new().write(true).open(target).map_err(|e| DriverError::io(path, &e))?;
+            return file.write_all(contents).and_then(|_| file.flush()).map_err(|e| DriverError::io(path, &e));
+        }
+    }
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -29,8 +29,10 @@
 
 pub mod analysis;
 pub mod bank_conflicts;
+pub mod check_resources;
 pub mod cleanup;
 pub mod context;
+pub mod expect;
 pub mod layout_assignment;
 pub mod lower;
 pub mod manager;

@@ -51,7 +51,8 @@ pub fn lowering_pipeline(target: Target) -> &'static str {
             "canonicalize,",        // the lowering's address arithmetic: fold,
             "cse,",                 // merge,
             "canonicalize,",
-            "dce",                  // and drop what is unused
+            "dce,",                 // and drop what is unused;
+            "check-resources",      // then: does it fit one thread block of the target?
         ),
     }
 }

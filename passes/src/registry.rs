@@ -49,6 +49,7 @@ impl PassRegistry {
         r.register_pass::<crate::LayoutAssignment>();
         r.register_pass::<crate::LowerTileToNvgpu>();
         r.register_pass::<crate::swizzle::SwizzlePass>();
+        r.register_pass::<crate::check_resources::CheckResources>();
         r.register(crate::SoftwarePipeline::NAME, crate::SoftwarePipeline::DESCRIPTION, |o| Ok(Box::new(crate::SoftwarePipeline::from_options(o)?)));
         r
     }

@@ -26,6 +26,17 @@ impl Target {
     pub const ALL: [Target; 4] = [Target::Sm80, Target::Sm86, Target::Sm89, Target::Sm90];
 
     /// The architecture name: `sm_80`, `sm_86`, `sm_89`, `sm_90`.
+    /// The most shared memory one thread block may use, in bytes (the opt-in maximum of the CUDA
+    /// programming guide's "Technical Specifications per Compute Capability": 163 KiB on 8.0, 99 KiB on 8.6 and
+    /// 8.9, 227 KiB on 9.0).
+    pub fn max_shared_bytes_per_block(self) -> u64 {
+        match self {
+            Target::Sm80 => 163 * 1024,
+            Target::Sm86 | Target::Sm89 => 99 * 1024,
+            Target::Sm90 => 227 * 1024,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Target::Sm80 => "sm_80",

@@ -26,7 +26,8 @@ fn every_corpus_file_produces_exactly_its_expected_diagnostics() {
     let mut matched = 0;
     for (name, text) in &files {
         let source = SourceFile::new(name.clone(), text.clone());
-        let produced = expect::diagnose(text);
+        // Files with a `// pipeline:` header also run the passes (tests/diagnostics/passes/).
+        let produced = tilec_passes::expect::diagnose(text);
         match expect::check(&source, &produced) {
             Ok(n) => matched += n,
             Err(errors) => failures.push(format!("{name}:\n  {}", errors.join("\n  "))),

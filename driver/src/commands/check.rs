@@ -10,7 +10,8 @@ pub fn run(args: &CheckArgs) -> Result<String, DriverError> {
     if args.verify_diagnostics {
         // MLIR's -verify-diagnostics: the file's `// expected-error {{...}}` comments must match exactly
         // the diagnostics produced, no more and no fewer.
-        return match tilec_ir::expect::verify_diagnostics(&source) {
+        // A `// pipeline: ...` header runs the passes too, so pass failures can be expected like parse errors.
+        return match tilec_passes::expect::verify_diagnostics(&source) {
             Ok(n) => Ok(format!("{}: ok ({n} expected diagnostic(s) matched)\n", source.name)),
             Err(mismatches) => Err(DriverError::Usage(format!(
                 "diagnostics do not match the expectations in {}:\n{}",
