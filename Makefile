@@ -100,13 +100,13 @@ fuzz-smoke:
 
 # No unwrap/expect/panic! reachable from user input ([lints.clippy] in ir/, layout/, passes/, driver/Cargo.toml;
 # a scoped #[allow] only where an `// Invariant:` comment says why it cannot fail), and clippy clean under
-# -D warnings. tilec-lower-ptx is not in yet (see the issue 10 notes).
+# -D warnings.
 lint:
 	@$(call header,lint: cargo clippy)
 	if ! $(CARGO) clippy --version >/dev/null 2>&1; then
 	  printf '\033[1;33mlint: SKIPPED: cargo clippy is not installed\033[0m\n'; exit 0
 	fi
-	$(CARGO) clippy --release -p tilec-ir -p tilec-layout -p tilec-passes --lib --bins -- -D warnings
+	$(CARGO) clippy --release -p tilec-ir -p tilec-layout -p tilec-passes -p tilec-lower-ptx --lib --bins -- -D warnings
 	$(CARGO) clippy --release -p tilec --lib --bins -- -D warnings
 
 clean:

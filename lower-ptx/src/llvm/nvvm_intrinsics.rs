@@ -436,7 +436,7 @@ impl<'a, 'ctx> Nvvm<'a, 'ctx> {
     ) -> Result<IntValue<'ctx>> {
         let value = self.call(builder, register.intrinsic_name(), &[], &[])?;
         Ok(value
-            .expect("special registers return i32")
+            .ok_or_else(|| Error::Llvm("internal: special registers return i32".into()))?
             .into_int_value())
     }
 
@@ -472,7 +472,7 @@ impl<'a, 'ctx> Nvvm<'a, 'ctx> {
                 &[row_address.get_type().into()],
                 &[row_address.into()],
             )?
-            .expect("ldmatrix returns registers");
+            .ok_or_else(|| Error::Llvm("internal: ldmatrix returns registers".into()))?;
         self.unpack(builder, value)?
             .into_iter()
             .map(|v| Ok(v.into_int_value()))
@@ -517,7 +517,7 @@ impl<'a, 'ctx> Nvvm<'a, 'ctx> {
         let args: Vec<_> = a.iter().chain(b).chain(c).copied().collect();
         let value = self
             .call(builder, instr.intrinsic_name(), &[], &args)?
-            .expect("mma returns D");
+            .ok_or_else(|| Error::Llvm("internal: mma returns D".into()))?;
         self.unpack(builder, value)
     }
 

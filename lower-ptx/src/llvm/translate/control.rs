@@ -35,8 +35,8 @@ pub(super) fn lower_for(t: &mut FuncTranslator<'_, '_>, id: OpId) -> Result<()> 
     let (lb, ub, st) = (t.int(op, lower)?, t.int(op, upper)?, t.int(op, step)?);
     let init_values = inits.iter().map(|&v| t.value(op, v)).collect::<Result<Vec<_>>>()?;
 
-    let function = t.function.expect("inside a function");
-    let pre = t.builder.get_insert_block().expect("positioned");
+    let function = t.function.ok_or_else(|| super::internal("inside a function"))?;
+    let pre = t.builder.get_insert_block().ok_or_else(|| super::internal("positioned"))?;
     let header = t.cx.append_basic_block(function, "loop");
     let body_block = t.cx.append_basic_block(function, "body");
     let exit = t.cx.append_basic_block(function, "done");
@@ -66,7 +66,7 @@ pub(super) fn lower_for(t: &mut FuncTranslator<'_, '_>, id: OpId) -> Result<()> 
     if yielded.len() != phis.len() {
         return Err(t.unsupported(op, format!("its body yields {} values for {} loop-carried ones", yielded.len(), phis.len())));
     }
-    let latch = t.builder.get_insert_block().expect("positioned");
+    let latch = t.builder.get_insert_block().ok_or_else(|| super::internal("positioned"))?;
     let next = t.builder.build_int_nsw_add(iv_value, st, "iv.next")?;
     let yielded = yielded.iter().map(|&v| t.value(op, v)).collect::<Result<Vec<_>>>()?;
     iv.add_incoming(&[(&next, latch)]);

@@ -106,7 +106,7 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
         let noalias = self.cx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id("noalias"), 0);
         let readonly = self.cx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id("readonly"), 0);
         for (i, p) in self.info.abi.iter().enumerate() {
-            let param = function.get_nth_param(i as u32).expect("declared with this many parameters");
+            let param = function.get_nth_param(i as u32).ok_or_else(|| super::internal("declared with this many parameters"))?;
             param.set_name(&p.name);
             if p.role == AbiRole::Pointer {
                 // Distinct kernel arguments are distinct tensors in tilec's semantics (the interpreter and the
@@ -144,14 +144,14 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
         for (index, &arg) in self.func.args().iter().enumerate() {
             match (&self.info.params[index].kind, self.func.body.ty(arg)) {
                 (ParamKind::Tile { .. }, Type::Tile(tile)) => {
-                    let base = function.get_nth_param(next).expect("pointer parameter").into_pointer_value();
+                    let base = function.get_nth_param(next).ok_or_else(|| super::internal("pointer parameter"))?.into_pointer_value();
                     next += 1;
                     let mut extents = Vec::with_capacity(tile.rank());
                     for d in &tile.shape {
                         extents.push(match d.as_static() {
                             Some(n) => Extent::Static(n),
                             None => {
-                                let v = function.get_nth_param(next).expect("extent parameter").into_int_value();
+                                let v = function.get_nth_param(next).ok_or_else(|| super::internal("extent parameter"))?.into_int_value();
                                 next += 1;
                                 Extent::Dynamic(v)
                             }
@@ -161,7 +161,7 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
                     self.memrefs.insert(arg, MemRef { base, space: MemorySpace::Global, elem: tile.elem, extents, layout });
                 }
                 (ParamKind::Scalar { .. }, Type::Scalar(s)) => {
-                    let mut v = function.get_nth_param(next).expect("scalar parameter");
+                    let mut v = function.get_nth_param(next).ok_or_else(|| super::internal("scalar parameter"))?;
                     next += 1;
                     if *s == ScalarType::I1 {
                         // Passed as i8 (0 or 1).

@@ -63,6 +63,11 @@ pub enum TranslateError {
     Backend(#[from] Error),
 }
 
+/// A broken internal invariant, as an error rather than a panic (the IR was verified, so this is a tilec bug).
+pub(crate) fn internal(what: &str) -> TranslateError {
+    TranslateError::Backend(Error::Llvm(format!("internal: {what}")))
+}
+
 impl TranslateError {
     /// The error as a located diagnostic (unknown span when it has none).
     pub fn to_diagnostic(&self) -> Diagnostic {

@@ -260,7 +260,7 @@ pub(super) fn lower_mma_sync(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> 
         // m8n8k4 with other layouts: same fragments, the layouts in the name (`llvm.nvvm.mma.m8n8k4.col.row.f32.f32`).
         let name = instr.intrinsic_name().replace(".row.col.", &format!(".{layout_a}.{layout_b}."));
         let args: Vec<BasicValueEnum> = operands.concat();
-        let result = t.nvvm.call(&t.builder, &name, &[], &args)?.expect("mma returns D");
+        let result = t.nvvm.call(&t.builder, &name, &[], &args)?.ok_or_else(|| super::internal("mma returns D"))?;
         let s = result.into_struct_value();
         (0..s.get_type().count_fields())
             .map(|i| Ok(t.builder.build_extract_value(s, i, "")?))
@@ -357,7 +357,7 @@ pub(super) fn lower_store(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Res
     let mask = op.operand("mask").map(|m| t.int(op, m)).transpose()?;
     let after = match mask {
         Some(mask) => {
-            let function = t.function.expect("inside a function");
+            let function = t.function.ok_or_else(|| super::internal("inside a function"))?;
             let then = t.cx.append_basic_block(function, "store");
             let after = t.cx.append_basic_block(function, "stored");
             let mask = t.builder.build_int_compare(IntPredicate::NE, mask, mask.get_type().const_zero(), "")?;
@@ -400,7 +400,7 @@ fn vector_shape(t: &FuncTranslator<'_, '_>, op: &Operation) -> Result<Vec<u64>> 
 pub(super) fn lower_extract(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Result<()> {
     let shape = vector_shape(t, op)?;
     let flat = flat_position(t, op, &shape)?;
-    let v = t.vector(op, op.operand("vector").expect("checked"))?;
+    let v = t.vector(op, op.operand("vector").ok_or_else(|| super::internal("checked"))?)?;
     let x = t.builder.build_extract_element(v, t.cx.i32_type().const_int(flat, false), "")?;
     t.set_result(op, x)
 }
@@ -409,7 +409,7 @@ pub(super) fn lower_extract(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> R
 pub(super) fn lower_insert(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Result<()> {
     let shape = vector_shape(t, op)?;
     let flat = flat_position(t, op, &shape)?;
-    let v = t.vector(op, op.operand("vector").expect("checked"))?;
+    let v = t.vector(op, op.operand("vector").ok_or_else(|| super::internal("checked"))?)?;
     let x = t.value(op, op.operand("value").ok_or_else(|| t.unsupported(op, "it needs a value"))?)?;
     let r = t.builder.build_insert_element(v, x, t.cx.i32_type().const_int(flat, false), "")?;
     t.set_result(op, r.into())

@@ -141,7 +141,7 @@ pub(super) fn lower_binary(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Re
             (Some(opcode), _) => b.build_binop(opcode, x, y, "")?,
             (None, OpKind::Min | OpKind::Max) => {
                 let name = if op.kind == OpKind::Min { "llvm.minnum" } else { "llvm.maxnum" };
-                t.nvvm.call(b, name, &[x.get_type()], &[x, y])?.expect("minnum returns a value")
+                t.nvvm.call(b, name, &[x.get_type()], &[x, y])?.ok_or_else(|| super::internal("minnum returns a value"))?
             }
             _ => return Err(t.unsupported(op, format!("'{}' is not defined on '{elem}'", op.kind))),
         };
@@ -290,7 +290,7 @@ fn round_to_tf32<'ctx>(t: &FuncTranslator<'_, 'ctx>, v: BasicValueEnum<'ctx>) ->
     let rounded = b.build_binop(Opcode::And, rounded, splat(!0x1fffu32 as u64), "")?;
     let rounded = b.build_bit_cast(rounded, float_ty, "")?;
     // Infinities and NaNs stay as they are: |x| compared with +inf is unordered for NaN and equal for inf.
-    let abs = t.nvvm.call(b, "llvm.fabs", &[float_ty], &[v])?.expect("fabs returns a value");
+    let abs = t.nvvm.call(b, "llvm.fabs", &[float_ty], &[v])?.ok_or_else(|| super::internal("fabs returns a value"))?;
     let inf = match float_ty {
         BasicTypeEnum::VectorType(vt) => inkwell::types::VectorType::const_vector(
             &vec![t.cx.f32_type().const_float(f64::INFINITY); vt.get_size() as usize],
@@ -359,7 +359,7 @@ pub(super) fn lower_cast(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Resu
             }
         }
         (true, false) => {
-            let wide = t.nvvm.call(b, "llvm.fptosi.sat", &[i64_shape, from_ty], &[x])?.expect("fptosi.sat returns a value");
+            let wide = t.nvvm.call(b, "llvm.fptosi.sat", &[i64_shape, from_ty], &[x])?.ok_or_else(|| super::internal("fptosi.sat returns a value"))?;
             if to == ScalarType::Index {
                 wide
             } else {

@@ -464,7 +464,7 @@ fn position(t: &FuncEmitter<'_>, op: &Operation) -> Result<(String, String)> {
 /// `nvgpu.extract %v [i, j]` → `vector.extract`.
 pub(super) fn lower_extract(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<()> {
     let (pos, vty) = position(t, op)?;
-    let v = t.name(op, op.operand("vector").expect("checked"))?;
+    let v = t.name(op, op.operand("vector").ok_or_else(|| super::internal("checked"))?)?;
     let (_, ety) = t.result_type(op)?;
     let x = t.emit(&format!("vector.extract {v}[{pos}] : {ety} from {vty}"));
     t.set_result(op, x)
@@ -473,7 +473,7 @@ pub(super) fn lower_extract(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<(
 /// `nvgpu.insert %x, %v [i, j]` → `vector.insert`.
 pub(super) fn lower_insert(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<()> {
     let (pos, vty) = position(t, op)?;
-    let v = t.name(op, op.operand("vector").expect("checked"))?;
+    let v = t.name(op, op.operand("vector").ok_or_else(|| super::internal("checked"))?)?;
     let (x, xty) = t.value(op, op.operand("value").ok_or_else(|| t.unsupported(op, "it needs a value"))?)?;
     let r = t.emit(&format!("vector.insert {x}, {v} [{pos}] : {xty} into {vty}"));
     t.set_result(op, r)
