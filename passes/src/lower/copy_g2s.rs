@@ -46,10 +46,22 @@ impl<'f> Lowering<'f> {
         let threads = 32 * self.num_warps as u64;
         let row_bits = cols * bits;
         let widths: Vec<u64> = [128u64, 64, 32].into_iter().filter(|w| row_bits.is_multiple_of(*w)).collect();
-        let Some(&widest) = widths.first() else {
+        if widths.is_empty() {
             return Err(Diagnostic::error(span, format!("rows of {cols} x {} are not a multiple of 4 bytes; cp.async cannot copy them", st.elem)));
+        }
+        // Every thread copies the same number of chunks: a thread without a chunk of its own would have to
+        // copy another's again, two cp.async into the same bytes (a race the simulator reports).
+        let Some(width_bits) = widths.iter().copied().find(|w| (rows * cols * bits / w).is_multiple_of(threads)) else {
+            return Err(Diagnostic::error(
+                span,
+                format!(
+                    "'tile.copy_g2s' cannot share the {rows}x{cols} {} tile ({} bytes) evenly among {threads} threads with 4-, 8- or 16-byte cp.async copies",
+                    st.elem,
+                    rows * cols * bits / 8
+                ),
+            )
+            .with_note(format!("use fewer warps (num_warps = {}) or a larger tile", self.num_warps)));
         };
-        let width_bits = widths.iter().copied().find(|w| (rows * cols * bits / w).is_multiple_of(threads)).unwrap_or(widest);
         let chunk = width_bits / bits;
         let per_row = cols / chunk;
         let total = rows * per_row;
