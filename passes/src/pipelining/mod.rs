@@ -623,13 +623,19 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         let spec_ty = func.body.ty(tile).clone();
         let mut list = vec![tile];
         let mut after = def;
-        for _ in 1..s {
+        // Stage buffers are named after the tile (`%sa`, `%sa_stage1`, ...) in dumps and reports.
+        let base_name = func.body.value(tile).name.clone();
+        for stage in 1..s {
             let id = func.body.create_op(OpSpec::new(OpKind::AllocShared).result(spec_ty.clone()).span(func.body.op(def).span));
             let parent = func.body.op(after).parent.expect("placed alloc");
             let pos = func.body.block(parent).ops.iter().position(|&o| o == after).expect("alloc in its block");
             func.body.block_mut(parent).ops.insert(pos + 1, id);
             func.body.op_mut(id).parent = Some(parent);
-            list.push(func.body.op(id).results[0]);
+            let buffer = func.body.op(id).results[0];
+            if let Some(base) = &base_name {
+                func.body.values[buffer.index()].name = Some(format!("{base}_stage{stage}"));
+            }
+            list.push(buffer);
             after = id;
         }
         allocs.insert(tile, list);
