@@ -9,6 +9,7 @@
 //!   registers) through inkwell.
 //! * [`mlir`] (feature `mlir`): an MLIR context with all dialects, passes and LLVM translations registered, and
 //!   the upstream `gpu`/`nvgpu` → NVVM → PTX pipeline through melior, with MLIR diagnostics returned as errors.
+//! * [`translation`]: what both translators share ([`translation::TranslateError`], [`translation::CompiledModule`]).
 //!
 //! The translation of tilec's nvgpu-level IR into LLVM IR / MLIR builds on these modules.
 //! With `--no-default-features` the crate builds without LLVM and MLIR.
@@ -19,6 +20,7 @@ pub mod error;
 pub mod kernel_info;
 pub mod ptxas;
 pub mod target;
+pub mod translation;
 
 #[cfg(feature = "llvm")]
 pub mod llvm;

@@ -29,10 +29,9 @@ use inkwell::context::Context;
 use inkwell::module::Module as LlvmModule;
 
 use tilec_ir::body::{Func, Module};
-use tilec_ir::diag::{Diagnostic, Span};
 
 use crate::error::Error;
-use crate::kernel_info::{KernelInfo, KernelInfoError};
+use crate::kernel_info::KernelInfo;
 use crate::llvm::NvptxTargetMachine;
 use func::FuncTranslator;
 use crate::target::{OptLevel, Target};
@@ -40,44 +39,8 @@ use crate::target::{OptLevel, Target};
 /// The name of the LLVM module tilec builds (it appears in no output).
 pub const MODULE_NAME: &str = "tilec";
 
-/// Why a kernel could not be translated.
-#[derive(Debug, thiserror::Error)]
-pub enum TranslateError {
-    /// An op, type or attribute this backend does not translate (yet), or IR that is not nvgpu-level.
-    #[error("@{kernel}: '{op}': {message}")]
-    Unsupported {
-        /// The kernel.
-        kernel: String,
-        /// The op's name.
-        op: &'static str,
-        /// Where it is in the source.
-        span: Span,
-        /// What is not supported.
-        message: String,
-    },
-    /// The kernel's parameters or shared memory cannot be described.
-    #[error(transparent)]
-    KernelInfo(#[from] KernelInfoError),
-    /// LLVM, the NVVM intrinsic helpers or ptxas failed.
-    #[error(transparent)]
-    Backend(#[from] Error),
-}
-
-/// A broken internal invariant, as an error rather than a panic (the IR was verified, so this is a tilec bug).
-pub(crate) fn internal(what: &str) -> TranslateError {
-    TranslateError::Backend(Error::Llvm(format!("internal: {what}")))
-}
-
-impl TranslateError {
-    /// The error as a located diagnostic (unknown span when it has none).
-    pub fn to_diagnostic(&self) -> Diagnostic {
-        let span = match self {
-            TranslateError::Unsupported { span, .. } => *span,
-            _ => Span::UNKNOWN,
-        };
-        Diagnostic::error(span, self.to_string())
-    }
-}
+pub use crate::translation::{CompiledModule, TranslateError};
+pub(crate) use crate::translation::internal;
 
 impl From<inkwell::builder::BuilderError> for TranslateError {
     fn from(e: inkwell::builder::BuilderError) -> Self {
@@ -87,15 +50,6 @@ impl From<inkwell::builder::BuilderError> for TranslateError {
 
 /// Result alias of the translation.
 pub type Result<T, E = TranslateError> = std::result::Result<T, E>;
-
-/// A module compiled to PTX, with the launch description of each kernel (in the module's order).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CompiledModule {
-    /// The PTX text (byte-identical for identical input, target and level).
-    pub ptx: String,
-    /// One per kernel.
-    pub kernels: Vec<KernelInfo>,
-}
 
 /// What [`compile`] returns besides PTX.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

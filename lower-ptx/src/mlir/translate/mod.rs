@@ -27,67 +27,22 @@ mod scalar;
 mod types;
 
 use tilec_ir::body::Module;
-use tilec_ir::diag::{Diagnostic, Span};
 
 use super::MlirToolchain;
 use crate::error::Error;
-use crate::kernel_info::{KernelInfo, KernelInfoError};
+use crate::kernel_info::KernelInfo;
 use crate::target::{OptLevel, Target};
 use func::FuncEmitter;
 
 /// The symbol of the `gpu.module` that holds the kernels.
 pub const GPU_MODULE_NAME: &str = "tilec";
 
-/// Why a kernel could not be translated to MLIR.
-#[derive(Debug, thiserror::Error)]
-pub enum TranslateError {
-    /// An op, type or attribute this backend does not translate, or IR that is not nvgpu-level.
-    #[error("@{kernel}: '{op}': {message}")]
-    Unsupported {
-        /// The kernel.
-        kernel: String,
-        /// The op's name.
-        op: &'static str,
-        /// Where it is in the source.
-        span: Span,
-        /// What is not supported.
-        message: String,
-    },
-    /// The kernel's parameters or shared memory cannot be described.
-    #[error(transparent)]
-    KernelInfo(#[from] KernelInfoError),
-    /// MLIR (parser, verifier, passes) or ptxas failed.
-    #[error(transparent)]
-    Backend(#[from] Error),
-}
-
-/// A broken internal invariant, as an error rather than a panic (the IR was verified, so this is a tilec bug).
-pub(crate) fn internal(what: &str) -> TranslateError {
-    TranslateError::Backend(Error::Llvm(format!("internal: {what}")))
-}
-
-impl TranslateError {
-    /// The error as a located diagnostic.
-    pub fn to_diagnostic(&self) -> Diagnostic {
-        let span = match self {
-            TranslateError::Unsupported { span, .. } => *span,
-            _ => Span::UNKNOWN,
-        };
-        Diagnostic::error(span, self.to_string())
-    }
-}
+pub use crate::translation::{CompiledModule, TranslateError};
+pub(crate) use crate::translation::internal;
 
 /// Result alias of the translation.
 pub type Result<T, E = TranslateError> = std::result::Result<T, E>;
 
-/// A module compiled to PTX through MLIR, with the launch description of each kernel.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CompiledModule {
-    /// The PTX text.
-    pub ptx: String,
-    /// One per kernel, in the module's order (identical to the LLVM backend's).
-    pub kernels: Vec<KernelInfo>,
-}
 
 /// The pass pipeline from the translated module to `gpu.binary` ops holding PTX. The `gpu.module`
 /// carries its own `#nvvm.target` (chip, features and optimisation level), so no `nvvm-attach-target`.
