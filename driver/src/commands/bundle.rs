@@ -72,11 +72,7 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     let target: tilec_passes::Target = args.target.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
     let backend_target: tilec_lower_ptx::Target =
         args.target.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
-    let mut single = Module { funcs: vec![func.clone()] };
-    let pipeline = tilec_passes::full_pipeline(target);
-    let registry = PassRegistry::with_builtin();
-    let pm = PassManager::from_pipeline(&registry, &pipeline).map_err(|d| DriverError::Usage(d.message))?;
-    pm.run(&mut single, &mut PassContext::new(target)).map_err(|e| diagnostics(&source, e.diagnostics.0))?;
+    let single = lower_kernel(func, target, &source)?;
     let (ptx, kernels) = match args.backend {
         crate::cli::Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, backend_target, tilec_lower_ptx::OptLevel::O3)
             .map(|c| (c.ptx, c.kernels))
@@ -129,6 +125,17 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
         "{}: @{} for {}, grid [{}, {}, {}], block {}, {} B shared; expected results from the {oracle}\n",
         args.output, kernel.name, args.target, launch.grid[0], launch.grid[1], launch.grid[2], kernel.block[0], kernel.shared_bytes
     ))
+}
+
+/// One kernel alone, through the default pipeline down to nvgpu-level IR (what `bundle` compiles and `sim`
+/// simulates).
+pub fn lower_kernel(func: &tilec_ir::Func, target: tilec_passes::Target, source: &tilec_ir::SourceFile) -> Result<Module, DriverError> {
+    let mut single = Module { funcs: vec![func.clone()] };
+    let pipeline = tilec_passes::full_pipeline(target);
+    let registry = PassRegistry::with_builtin();
+    let pm = PassManager::from_pipeline(&registry, &pipeline).map_err(|d| DriverError::Usage(d.message))?;
+    pm.run(&mut single, &mut PassContext::new(target)).map_err(|e| diagnostics(source, e.diagnostics.0))?;
+    Ok(single)
 }
 
 fn to_json<T: Serialize>(value: &T) -> String {

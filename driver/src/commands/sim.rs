@@ -9,9 +9,7 @@
 use tilec_ir::interp::ArgValue;
 use tilec_ir::sim::{self, ProbeSpec, SimArg, SimOptions};
 use tilec_ir::{Func, OpKind};
-use tilec_passes::{PassContext, PassManager, PassRegistry};
-
-use crate::commands::bundle::to_sim_args;
+use crate::commands::bundle::{lower_kernel, to_sim_args};
 
 use crate::cli::SimArgs;
 use crate::commands::interp::{arg_names, located_or_usage, prepare, select_func};
@@ -64,11 +62,7 @@ fn lower_and_compare(
         args.target.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
     let mut expected = values.clone();
     tilec_ir::interp::run(func, &mut expected, launch).map_err(|e| diagnostics(source, vec![e.to_diagnostic()]))?;
-    let mut lowered = tilec_ir::Module { funcs: vec![func.clone()] };
-    let registry = PassRegistry::with_builtin();
-    let pipeline = tilec_passes::full_pipeline(target);
-    let pm = PassManager::from_pipeline(&registry, &pipeline).map_err(|d| DriverError::Usage(d.message))?;
-    pm.run(&mut lowered, &mut PassContext::new(target)).map_err(|e| diagnostics(source, e.diagnostics.0))?;
+    let lowered = lower_kernel(func, target, source)?;
     let lowered_func = &lowered.funcs[0];
     let mut sim_args = to_sim_args(&values);
     let sim_launch = sim::Launch::grid(launch.grid[0], launch.grid[1], launch.grid[2]);
