@@ -42,6 +42,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Compile, run on this machine's GPU and check against the oracle (needs a GPU and its driver).
     Run(RunArgs),
+    /// Time a GEMM kernel against cuBLAS on the GPU (same process, same inputs) and check its result against
+    /// cuBLAS's; or, with --bundle, write one bench bundle per shape for `tilec-gpu-runner bench`.
+    Bench(BenchArgs),
 }
 
 /// Compile a `.tir` file (the default command).
@@ -261,4 +264,45 @@ pub struct RunArgs {
     pub check: bool,
     #[command(flatten)]
     pub inputs: RunInputs,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Input file (`-` for standard input): a GEMM kernel (A MxK, B KxN, C MxN global tiles, optional f32
+    /// `alpha` and `beta`).
+    pub input: String,
+    /// A problem size `M,N,K`; repeatable.
+    #[arg(long = "shape", value_name = "M,N,K", required = true)]
+    pub shapes: Vec<String>,
+    /// GPU architecture of the PTX. Default: this machine's GPU, or sm_90 with --bundle.
+    #[arg(long, value_name = "sm_80|sm_86|sm_89|sm_90")]
+    pub target: Option<String>,
+    /// Backend that compiles the kernel's PTX: `llvm` or `mlir`.
+    #[arg(long, value_enum, default_value_t = Backend::Llvm)]
+    pub backend: Backend,
+    /// Timed launches of each of tilec and cuBLAS (median reported).
+    #[arg(long, default_value_t = 50)]
+    pub repeat: u32,
+    /// Untimed launches before the timed ones.
+    #[arg(long, default_value_t = 10)]
+    pub warmup: u32,
+    /// Seed of the inputs (made where the GEMM runs: uniform in [-1, 1), int8 in -8..8).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The kernel's `alpha`, when it has one.
+    #[arg(long, default_value_t = 1.5)]
+    pub alpha: f32,
+    /// The kernel's `beta`, when it has one.
+    #[arg(long, default_value_t = -0.5)]
+    pub beta: f32,
+    /// Append one JSON line per shape to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Do not run: write one bench bundle per shape (PTX + bench.json, no data) into DIR/<file>_<M>x<N>x<K>
+    /// (`_mlir` appended for --backend mlir).
+    #[arg(long, value_name = "DIR")]
+    pub bundle: Option<String>,
+    /// The kernel to benchmark when the file has several.
+    #[arg(long = "func", value_name = "NAME")]
+    pub func: Option<String>,
 }

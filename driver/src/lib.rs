@@ -48,6 +48,7 @@ fn run(cli: Cli) -> Result<String, DriverError> {
         Some(Command::Bundle(args)) => commands::bundle::run(&args),
         Some(Command::Compare(args)) => commands::compare::run(&args),
         Some(Command::Run(args)) => commands::run::run(&args),
+        Some(Command::Bench(args)) => commands::bench::run(&args),
         None => {
             let mut args = cli.compile;
             args.input = args.input_path.clone().ok_or_else(|| {

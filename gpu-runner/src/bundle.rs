@@ -78,43 +78,7 @@ pub struct RandomFill {
 impl RandomFill {
     /// The little-endian bytes, or `None` for an element type it does not know.
     pub fn bytes(&self) -> Option<Vec<u8>> {
-        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
-        let mut out = Vec::new();
-        for _ in 0..self.count {
-            let u = next();
-            match self.elem.as_str() {
-                "f16" => out.extend(f32_to_f16_bits((2.0 * u - 1.0) as f32).to_le_bytes()),
-                "bf16" => out.extend((((2.0 * u - 1.0) as f32).to_bits() >> 16).to_le_bytes()[..2].iter()),
-                "f32" => out.extend(((2.0 * u - 1.0) as f32).to_le_bytes()),
-                "i8" => out.push(((u * 16.0).floor() as i8 - 8) as u8),
-                _ => return None,
-            }
-        }
-        Some(out)
+        let elem = crate::bench::spec::Elem::from_name(&self.elem)?;
+        Some(crate::bench::data::random_bytes(elem, self.count, crate::bench::data::DEFAULT_STATE))
     }
-}
-
-/// f32 to IEEE half bits (round toward zero; inputs here are in [-1, 1)), without a dependency.
-fn f32_to_f16_bits(x: f32) -> u16 {
-    let bits = x.to_bits();
-    let sign = ((bits >> 16) & 0x8000) as u16;
-    let exp = ((bits >> 23) & 0xff) as i32 - 127 + 15;
-    let man = bits & 0x7f_ffff;
-    if exp <= 0 {
-        if exp < -10 {
-            return sign;
-        }
-        let man = (man | 0x80_0000) >> (1 - exp);
-        return sign | (man >> 13) as u16;
-    }
-    if exp >= 31 {
-        return sign | 0x7c00;
-    }
-    sign | ((exp as u16) << 10) | (man >> 13) as u16
 }

@@ -1,13 +1,19 @@
 //! tilec's GPU launcher: runs a [`Bundle`] (PTX compiled elsewhere, raw input buffers, launch configuration) with
 //! the CUDA driver, opened at run time, and writes the output buffers back. No LLVM and no MLIR: the binary is
 //! under 1 MB, so it can be carried to a GPU machine. Checking the numbers is `tilec`'s job.
+//!
+//! [`bench`] times a GEMM kernel against cuBLAS (opened at run time as well) on inputs made on the GPU
+//! machine, and checks the kernel's result against cuBLAS's.
 
+pub mod bench;
 pub mod bundle;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+/// The driver's context and stream types, for callers of [`bench::run`] and [`run_bundle`].
+pub use cudarc::driver::{CudaContext, CudaStream};
 use cudarc::nvrtc::Ptx;
 
 pub use crate::bundle::{Buffer, Bundle, Param, RandomFill};
@@ -19,6 +25,9 @@ pub enum RunError {
     Bundle(String),
     #[error("no usable GPU: {0} (run `tilec sim` to check numerics on the CPU)")]
     NoGpu(String),
+    /// libcublas is missing or unusable (the bench needs it; plain bundles do not).
+    #[error("{0}")]
+    NoCublas(String),
     #[error("{kernel}: {message}")]
     Launch { kernel: String, message: String },
 }
@@ -26,7 +35,7 @@ pub enum RunError {
 impl RunError {
     /// 2 for a missing GPU, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
-        if matches!(self, RunError::NoGpu(_)) { 2 } else { 1 }
+        if matches!(self, RunError::NoGpu(_) | RunError::NoCublas(_)) { 2 } else { 1 }
     }
 }
 
@@ -53,12 +62,40 @@ pub fn run_all(dirs: &[PathBuf]) -> Result<(), RunError> {
 /// Opens GPU 0 through the driver library.
 pub fn open_gpu() -> Result<Arc<CudaContext>, RunError> {
     // cudarc panics when libcuda cannot be opened; that is an environment problem, reported as one.
+    quietly(|| CudaContext::new(0))
+        .map_err(|_| RunError::NoGpu("the CUDA driver library (libcuda.so) could not be loaded".into()))?
+        .map_err(|e| RunError::NoGpu(format!("{e:?}")))
+}
+
+/// Runs `f`, turning a panic into an error without printing it. cudarc panics when a library it opens at run
+/// time is missing (or lacks a symbol); for this program that is a fact about the machine, not a bug.
+pub(crate) fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let ctx = std::panic::catch_unwind(|| CudaContext::new(0));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     std::panic::set_hook(default_hook);
-    ctx.map_err(|_| RunError::NoGpu("the CUDA driver library (libcuda.so) could not be loaded".into()))?
-        .map_err(|e| RunError::NoGpu(format!("{e:?}")))
+    result.map_err(|payload| {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "a library call failed".into())
+    })
+}
+
+/// Loads `kernel` from PTX text, raising its dynamic shared-memory limit when it needs more than 48 KiB.
+pub fn load_kernel(ctx: &Arc<CudaContext>, ptx: String, kernel: &str, shared_bytes: u32) -> Result<CudaFunction, RunError> {
+    let fail = |message: String| RunError::Launch { kernel: kernel.to_string(), message };
+    let module = ctx.load_module(Ptx::from_src(ptx)).map_err(|e| fail(format!("loading the PTX failed: {e:?}")))?;
+    let function = module.load_function(kernel).map_err(|e| fail(format!("no such kernel: {e:?}")))?;
+    if shared_bytes > 48 * 1024 {
+        use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        let bytes = i32::try_from(shared_bytes).map_err(|_| fail(format!("{shared_bytes} bytes of shared memory")))?;
+        function
+            .set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes)
+            .map_err(|e| fail(format!("raising the shared memory limit failed: {e:?}")))?;
+    }
+    Ok(function)
 }
 
 fn read(dir: &Path, name: &str) -> Result<Vec<u8>, RunError> {
@@ -71,14 +108,7 @@ pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) 
     let bundle: Bundle = serde_json::from_slice(&text).map_err(|e| RunError::Bundle(format!("bundle.json: {e}")))?;
     let ptx = String::from_utf8(read(dir, &bundle.ptx)?).map_err(|_| RunError::Bundle("PTX is not UTF-8".into()))?;
     let fail = |message: String| RunError::Launch { kernel: bundle.kernel.clone(), message };
-    let module = ctx.load_module(Ptx::from_src(ptx)).map_err(|e| fail(format!("loading the PTX failed: {e:?}")))?;
-    let function = module.load_function(&bundle.kernel).map_err(|e| fail(format!("no such kernel: {e:?}")))?;
-    if bundle.shared_bytes > 48 * 1024 {
-        use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-        function
-            .set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bundle.shared_bytes as i32)
-            .map_err(|e| fail(format!("raising the shared memory limit failed: {e:?}")))?;
-    }
+    let function = load_kernel(ctx, ptx, &bundle.kernel, bundle.shared_bytes)?;
     // Device buffers, in parameter order.
     let mut buffers: Vec<Option<CudaSlice<u8>>> = Vec::new();
     for param in &bundle.params {

@@ -1,16 +1,48 @@
 //! `tilec-gpu-runner BUNDLE_DIR...`: runs each bundle (see `bundle.rs`) on GPU 0.
-//! Exit codes: 0 ok, 1 a bad bundle or a failed launch, 2 no GPU/driver.
+//! `tilec-gpu-runner bench BENCH_DIR... [--json FILE]`: times each bench bundle (see `bench/spec.rs`, written by
+//! `tilec bench --bundle`) against cuBLAS and checks it; with `--json`, appends one JSON line per shape to FILE.
+//! Exit codes: 0 ok, 1 a bad bundle, a failed launch or a failed check, 2 no GPU/driver/cuBLAS.
 
 use std::path::PathBuf;
 
+const USAGE: &str = "usage: tilec-gpu-runner BUNDLE_DIR...                  run bundles (bundle.json, see gpu-runner/src/bundle.rs)
+       tilec-gpu-runner bench BENCH_DIR... [--json FILE]  time GEMMs against cuBLAS (bench.json, from `tilec bench --bundle`)";
+
 fn main() {
-    let dirs: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
-    if dirs.is_empty() || dirs.iter().any(|d| d.as_os_str() == "--help") {
-        eprintln!("usage: tilec-gpu-runner BUNDLE_DIR...  (each holds bundle.json, see gpu-runner/src/bundle.rs)");
-        std::process::exit(if dirs.is_empty() { 1 } else { 0 });
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
+        eprintln!("{USAGE}");
+        std::process::exit(if args.is_empty() { 1 } else { 0 });
     }
-    if let Err(e) = tilec_gpu_runner::run_all(&dirs) {
+    let result = if args[0] == "bench" {
+        let mut dirs = Vec::new();
+        let mut json = None;
+        let mut rest = args[1..].iter();
+        while let Some(arg) = rest.next() {
+            match arg.as_str() {
+                "--json" => match rest.next() {
+                    Some(file) => json = Some(PathBuf::from(file)),
+                    None => usage_error("--json needs a FILE"),
+                },
+                flag if flag.starts_with("--") => usage_error(&format!("unknown option '{flag}'")),
+                dir => dirs.push(PathBuf::from(dir)),
+            }
+        }
+        if dirs.is_empty() {
+            usage_error("bench needs at least one BENCH_DIR");
+        }
+        tilec_gpu_runner::bench::run_dirs(&dirs, json.as_deref())
+    } else {
+        let dirs: Vec<PathBuf> = args.iter().map(PathBuf::from).collect();
+        tilec_gpu_runner::run_all(&dirs)
+    };
+    if let Err(e) = result {
         eprintln!("tilec-gpu-runner: error: {e}");
         std::process::exit(e.exit_code());
     }
+}
+
+fn usage_error(message: &str) -> ! {
+    eprintln!("tilec-gpu-runner: error: {message}\n{USAGE}");
+    std::process::exit(1);
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod bench;
 pub mod bundle;
 pub mod check;
 pub mod compare;

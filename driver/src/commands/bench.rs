@@ -1,0 +1,250 @@
+//! `tilec bench FILE --shape M,N,K...`: a GEMM kernel against cuBLAS. The compiler and the timing share one
+//! library ([`tilec_gpu_runner::bench`]), so the same benchmark runs two ways:
+//!
+//! - here, on a machine with a GPU: compile, then run each shape in this process (our kernel and cuBLAS on the
+//!   same inputs, checked, timed), one line per shape, `--json` records appended;
+//! - with `--bundle DIR`, on a machine without one: one small bench bundle per shape (PTX and `bench.json`, no
+//!   data: the inputs are made from the seed where they run) for `tilec-gpu-runner bench DIR/*` on the GPU
+//!   machine, which has no compiler.
+//!
+//! Benchmarks are not tests: nothing here runs in CI.
+
+pub mod roles;
+
+use std::io::Write;
+use std::path::Path;
+
+use tilec_gpu_runner::bench::{self as runner, BenchBundle, BenchParam, GemmSpec, Role};
+use tilec_ir::data::TensorData;
+use tilec_ir::interp::{self, ArgValue};
+use tilec_ir::{Func, ScalarType, Type};
+use tilec_lower_ptx::{AbiRole, KernelInfo};
+
+use crate::cli::{Backend, BenchArgs};
+use crate::commands::bundle::lower_kernel;
+use crate::commands::interp::select_func;
+use crate::error::DriverError;
+use crate::input::{diagnostics, parse_and_verify, read_source};
+use roles::GemmRoles;
+
+/// `--shape M,N,K`.
+pub fn parse_shape(text: &str) -> Result<[u64; 3], DriverError> {
+    let dims: Vec<Option<u64>> = text.split(',').map(|p| p.trim().parse().ok().filter(|&n| n > 0)).collect();
+    match dims.as_slice() {
+        [Some(m), Some(n), Some(k)] => Ok([*m, *n, *k]),
+        _ => Err(DriverError::Usage(format!("--shape '{text}': expected three positive integers M,N,K"))),
+    }
+}
+
+pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
+    let shapes = args.shapes.iter().map(|s| parse_shape(s)).collect::<Result<Vec<_>, _>>()?;
+    if args.repeat == 0 {
+        return Err(DriverError::Usage("--repeat must be at least 1".into()));
+    }
+    // On the GPU: fail fast, before compiling, when there is no GPU or no cuBLAS.
+    let gpu = match args.bundle {
+        Some(_) => None,
+        None => {
+            let env = |e: tilec_gpu_runner::RunError| DriverError::Environment(e.to_string());
+            let ctx = runner::open_bench_gpu().map_err(env)?;
+            let stream = ctx.default_stream();
+            let cublas = runner::Cublas::new(&stream).map_err(env)?;
+            Some((ctx, stream, cublas))
+        }
+    };
+    let target_name = match (&args.target, &gpu) {
+        (Some(t), _) => t.clone(),
+        (None, Some((ctx, _, _))) => target_of(ctx)?,
+        (None, None) => "sm_90".to_string(),
+    };
+
+    let source = read_source(&args.input)?;
+    let module = parse_and_verify(&source)?;
+    let func = select_func(&module, args.func.as_deref())?;
+    let roles = roles::infer(func).map_err(|d| diagnostics(&source, vec![d]))?;
+    for shape in &shapes {
+        check_extents(&roles, *shape)?;
+    }
+
+    // Compile once: M, N and K are run-time parameters of the kernel.
+    let target: tilec_passes::Target = target_name.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
+    let backend_target: tilec_lower_ptx::Target =
+        target_name.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
+    let single = lower_kernel(func, target, &source)?;
+    let opt = tilec_lower_ptx::OptLevel::O3;
+    let (ptx, kernels) = match args.backend {
+        Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
+        Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
+    }
+    .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
+    let kernel = kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
+    let params = abi_params(&kernel, &roles)?;
+    let backend = match args.backend {
+        Backend::Llvm => "llvm",
+        Backend::Mlir => "mlir",
+    };
+
+    // Bundles are named after the file (several variants of one kernel may share its name).
+    let stem = match Path::new(&args.input).file_stem() {
+        Some(s) if args.input != "-" => s.to_string_lossy().into_owned(),
+        _ => kernel.name.clone(),
+    };
+    let mut out = String::new();
+    let mut failed = 0;
+    for &[m, n, k] in &shapes {
+        let gemm = GemmSpec {
+            m,
+            n,
+            k,
+            a: roles.operands[0],
+            b: roles.operands[1],
+            c: roles.operands[2],
+            alpha: roles.alpha.map(|_| args.alpha),
+            beta: roles.beta.map(|_| args.beta),
+        };
+        gemm.validate().map_err(DriverError::Usage)?;
+        let grid = grid_for(func, &roles, &gemm).map_err(|d| diagnostics(&source, vec![d]))?;
+        let bundle = BenchBundle {
+            ptx: "kernel.ptx".into(),
+            kernel: kernel.name.clone(),
+            label: format!("{} ({backend}, {target_name})", source.name),
+            grid,
+            block: kernel.block,
+            shared_bytes: u32::try_from(kernel.dynamic_shared_bytes)
+                .map_err(|_| DriverError::Usage(format!("{} bytes of shared memory", kernel.dynamic_shared_bytes)))?,
+            warmup: args.warmup,
+            repeat: args.repeat,
+            seed: args.seed,
+            gemm,
+            params: params.clone(),
+        };
+        match (&args.bundle, &gpu) {
+            (Some(dir), _) => {
+                let name = format!("{stem}_{m}x{n}x{k}{}", if backend == "llvm" { "" } else { "_mlir" });
+                let path = Path::new(dir).join(&name);
+                write_bundle(&path, &bundle, &ptx)?;
+                out.push_str(&format!(
+                    "{}: @{} {m}x{n}x{k} {} for {target_name}, grid [{}, {}, {}], block {}, {} B shared\n",
+                    path.display(),
+                    kernel.name,
+                    bundle.gemm.types(),
+                    grid[0],
+                    grid[1],
+                    grid[2],
+                    kernel.block[0],
+                    kernel.shared_bytes
+                ));
+            }
+            (None, Some((ctx, stream, cublas))) => {
+                let outcome = runner::run(ctx, stream, cublas, &bundle, ptx.clone()).map_err(|e| match e.exit_code() {
+                    2 => DriverError::Environment(e.to_string()),
+                    _ => DriverError::Usage(e.to_string()),
+                })?;
+                // One line as soon as each shape is done: a run over several large shapes takes a while.
+                let mut stdout = std::io::stdout().lock();
+                let _ = writeln!(stdout, "{}", outcome.line);
+                let _ = stdout.flush();
+                if !outcome.passed() {
+                    failed += 1;
+                }
+                if let Some(path) = &args.json {
+                    runner::append_json(Path::new(path), &outcome.record).map_err(|e| DriverError::Usage(e.to_string()))?;
+                }
+            }
+            (None, None) => return Err(DriverError::Environment("no GPU opened".into())),
+        }
+    }
+    if failed > 0 {
+        return Err(DriverError::Usage(format!("{failed} of {} shape(s): tilec's result differs from cuBLAS's", shapes.len())));
+    }
+    Ok(out)
+}
+
+/// The PTX target for this machine's GPU: the newest tilec target its compute capability runs.
+fn target_of(ctx: &std::sync::Arc<tilec_gpu_runner::CudaContext>) -> Result<String, DriverError> {
+    let (major, minor) = ctx.compute_capability().map_err(|e| DriverError::Environment(format!("compute capability: {e:?}")))?;
+    let cc = (major * 10 + minor) as u32;
+    tilec_passes::Target::ALL
+        .iter()
+        .filter(|t| t.compute_capability() <= cc)
+        .max_by_key(|t| t.compute_capability())
+        .map(|t| t.name().to_string())
+        .ok_or_else(|| DriverError::Environment(format!("the GPU is sm_{cc}; tilec needs sm_80 or newer")))
+}
+
+/// A shape must agree with the static extents of the kernel's tiles.
+fn check_extents(roles: &GemmRoles, [m, n, k]: [u64; 3]) -> Result<(), DriverError> {
+    let want = [[m, k], [k, n], [m, n]];
+    for ((name, extents), want) in ["A", "B", "C"].iter().zip(&roles.extents).zip(want) {
+        for axis in 0..2 {
+            if let Some(fixed) = extents[axis] {
+                if fixed != want[axis] {
+                    return Err(DriverError::Usage(format!(
+                        "--shape {m},{n},{k}: {name} would be {}x{}, but the kernel fixes its extent {axis} to {fixed}",
+                        want[0], want[1]
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The launch grid, derived from the kernel's stores of C (`tilec_ir::interp::default_launch`), which reads
+/// only the tensors' shapes: the tensors here carry no values, so no memory is spent on large shapes.
+fn grid_for(func: &Func, roles: &GemmRoles, gemm: &GemmSpec) -> Result<[u32; 3], tilec_ir::Diagnostic> {
+    let mut values = Vec::new();
+    for (index, &arg) in func.args().iter().enumerate() {
+        let shape = |role: Role| {
+            let (r, c) = gemm.shape(role);
+            vec![r as usize, c as usize]
+        };
+        let value = match func.body.ty(arg) {
+            Type::Tile(t) => {
+                let role = if index == roles.a {
+                    Role::A
+                } else if index == roles.b {
+                    Role::B
+                } else {
+                    Role::C
+                };
+                ArgValue::Tensor(TensorData { shape: shape(role), elem: t.elem, values: Vec::new() })
+            }
+            Type::Scalar(s) => ArgValue::Scalar(*s, 1.0),
+            _ => ArgValue::Scalar(ScalarType::F32, 0.0),
+        };
+        values.push(value);
+    }
+    interp::default_launch(func, &values).map(|l| l.grid).map_err(|e| e.to_diagnostic())
+}
+
+/// The PTX entry's parameters as bench roles, from the kernel's ABI.
+fn abi_params(kernel: &KernelInfo, roles: &GemmRoles) -> Result<Vec<BenchParam>, DriverError> {
+    let role = |arg: usize| {
+        [(roles.a, Role::A), (roles.b, Role::B), (roles.c, Role::C)].into_iter().find(|&(i, _)| i == arg).map(|(_, r)| r)
+    };
+    kernel
+        .abi
+        .iter()
+        .map(|p| match (&p.role, role(p.arg)) {
+            (AbiRole::Pointer, Some(r)) => Ok(BenchParam::Pointer(r)),
+            (AbiRole::Extent(axis), Some(r)) => Ok(BenchParam::Extent { of: r, axis: *axis }),
+            (AbiRole::Value, None) if Some(p.arg) == roles.alpha && p.ty == "f32" => Ok(BenchParam::Alpha),
+            (AbiRole::Value, None) if Some(p.arg) == roles.beta && p.ty == "f32" => Ok(BenchParam::Beta),
+            _ => Err(DriverError::Usage(format!("the compiled kernel's parameter '{}' ({}) has no GEMM role", p.name, p.ty))),
+        })
+        .collect()
+}
+
+/// `DIR/bench.json` and `DIR/kernel.ptx`.
+fn write_bundle(dir: &Path, bundle: &BenchBundle, ptx: &str) -> Result<(), DriverError> {
+    let shown = dir.display().to_string();
+    std::fs::create_dir_all(dir).map_err(|e| DriverError::io(&shown, &e))?;
+    let json = serde_json::to_string_pretty(bundle).map_err(|e| DriverError::Usage(format!("bench.json: {e}")))?;
+    let write = |name: &str, bytes: &[u8]| {
+        let path = dir.join(name).display().to_string();
+        crate::input::write_output(&path, bytes)
+    };
+    write(&bundle.ptx, ptx.as_bytes())?;
+    write(runner::BENCH_JSON, format!("{json}\n").as_bytes())
+}
