@@ -4,20 +4,32 @@
 #   scripts/gpu-suite.sh prepare     # here: build tilec + the small runner, write bundles into .device/
 #   (on the GPU machine, from the repository root, with .device carried):
 #       bash scripts/gpu-suite.sh device "$OUT"
-#   scripts/gpu-suite.sh check DIR   # here: unpack the results (DIR holds outs.tgz) and compare with the oracles
+#   scripts/gpu-suite.sh check DIR   # here: unpack the results (DIR holds outs.tgz) and compare with the oracles;
+#                                    # print the benchmark table from DIR/bench.jsonl
 #   scripts/gpu-suite.sh seeds [DIR] # here, no GPU: the seed bundles with the simulator standing in for the GPU
 #
 # Bundles: every seed experiment, on the seed document's own input matrices (result buffers zeroed), checked
 # against the warp simulator AND, bit for bit, against the per-lane values and result matrices the seed
 # documents printed on real hardware (tilec compare --golden; which tables: .device/seed-inputs/*/golden-tables,
 # written by tilec-tests' seed-inputs from shared/seeds/, or SEEDS=DIR); the tile examples (oracle: the
-# reference interpreter); and the GEMM at several shapes, some ragged.
+# reference interpreter); and the GEMM at several shapes, some ragged. Benchmarks (BENCH below): each kernel against
+# cuBLAS in one process on the GPU machine, checked against cuBLAS's result.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEV="$ROOT/.device"
 TARGET="${TARGET:-sm_90}"
 SEEDS="${SEEDS:-$ROOT/../shared/seeds}"
 cd "$ROOT"
+
+# The benchmarks, FILE:M,N,K (one bench bundle each; add kernels and shapes here).
+BENCH=(
+  examples/gemm.tir:1024,1024,1024
+  examples/gemm.tir:2048,2048,2048
+  examples/gemm.tir:4096,4096,4096
+  examples/gemm.tir:8192,8192,8192
+  examples/gemm.tir:4096,1024,8192
+  examples/gemm.tir:8192,8192,1024
+)
 
 # prepare_seeds TILEC: the seed's inputs and printed outputs into $DEV/seed-inputs/seed_X/, a bundle per program.
 # prepare_seeds TILEC OUTDIR BACKEND: one bundle per seed program, on the seed's own inputs.
@@ -70,9 +82,10 @@ prepare)
     "$TILEC" bundle examples/gemm_epilogue.tir -o "$DEV/$out/gemm_epilogue_72x80x48" --shape 72,80,48 --arg alpha=2 --arg beta=-1 "${b[@]}"
     "$TILEC" bundle examples/gemm_s8.tir -o "$DEV/$out/gemm_s8_72x48x80" --shape 72,48,80 "${b[@]}"
   done
-  # Timing runs: inputs made on the GPU machine, no oracle (the checked runs above cover correctness).
-  for shape in 1024,1024,1024 2048,2048,2048 4096,4096,4096 8192,8192,8192; do
-    "$TILEC" bundle examples/gemm.tir -o "$DEV/bench/gemm_${shape//,/x}" --shape "$shape" --target "$TARGET" --no-oracle --repeat 20
+  # Benchmarks against cuBLAS: one bench bundle per BENCH entry (PTX + bench.json; no data, the inputs are made
+  # on the GPU machine), run there by `tilec-gpu-runner bench`, which also checks each result against cuBLAS's.
+  for entry in "${BENCH[@]}"; do
+    "$TILEC" bench "${entry%%:*}" --shape "${entry#*:}" --target "$TARGET" --bundle "$DEV/bench"
   done
   du -sh "$DEV"
   ;;
@@ -87,8 +100,14 @@ device)
   # One archive per backend: each stays under the 16 MB a returned file may have.
   tar czf "$OUT/outs-llvm.tgz" bundles/*/*.out.bin
   tar czf "$OUT/outs-mlir.tgz" bundles-mlir/*/*.out.bin
-  # Timing: tilec's GEMM (median of 20 launches) and cuBLAS through torch at the same shapes, same run.
-  { ./tilec-gpu-runner bench/*; python3 "$ROOT/scripts/cublas_baseline.py" 1024,1024,1024 2048,2048,2048 4096,4096,4096 8192,8192,8192; } 2>&1 | tee "$OUT/bench.log" || true
+  # Benchmarks: each kernel and cuBLAS in one process on the same inputs, CUDA-event timed (median of 50 after
+  # 10 warm-up launches), tilec's result checked against cuBLAS's; one JSON line per shape in bench.jsonl
+  # (scripts/bench_table.py and scripts/plot_bench.py read it).
+  ./tilec-gpu-runner bench bench/* --json "$OUT/bench.jsonl" 2>&1 | tee "$OUT/bench.log" || true
+  # A cross-check of cuBLAS's figures through another caller, torch (fp16 output), at the fp16 GEMM's shapes.
+  shapes=()
+  for entry in "${BENCH[@]}"; do [ "${entry%%:*}" = examples/gemm.tir ] && shapes+=("${entry#*:}"); done
+  python3 "$ROOT/scripts/cublas_baseline.py" "${shapes[@]}" 2>&1 | tee -a "$OUT/bench.log" || true
   ;;
 check)
   IN="${2:?usage: gpu-suite.sh check DIR_WITH_outs-*.tgz}"
@@ -98,6 +117,8 @@ check)
   for b in "$DEV"/bundles/*/ "$DEV"/bundles-mlir/*/; do
     check_bundle "$TILEC" "${b%/}" || status=1
   done
+  # The benchmark table, when the device step wrote results.
+  if [ -f "$IN/bench.jsonl" ]; then python3 scripts/bench_table.py "$IN/bench.jsonl" || status=1; fi
   exit $status
   ;;
 seeds)
@@ -117,5 +138,5 @@ seeds)
   exit $status
   ;;
 *)
-  sed -n 2,14p "$0"; exit 1 ;;
+  sed -n 2,16p "$0"; exit 1 ;;
 esac
