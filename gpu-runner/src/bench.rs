@@ -155,7 +155,7 @@ enum Arg {
 }
 
 fn cuda(what: &str) -> impl Fn(cudarc::driver::DriverError) -> RunError + '_ {
-    move |e| RunError::Launch { kernel: String::new(), message: format!("{what}: {e:?}") }
+    move |e| RunError::Cuda(format!("{what}: {e:?}"))
 }
 
 /// Times `launch`: `warmup` untimed calls, then `repeat` calls each between two events.

@@ -30,6 +30,9 @@ pub enum RunError {
     NoCublas(String),
     #[error("{kernel}: {message}")]
     Launch { kernel: String, message: String },
+    /// A CUDA driver call other than a launch failed (events, streams).
+    #[error("CUDA: {0}")]
+    Cuda(String),
 }
 
 impl RunError {

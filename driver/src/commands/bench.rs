@@ -38,6 +38,11 @@ pub fn parse_shape(text: &str) -> Result<[u64; 3], DriverError> {
 
 pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
     let shapes = args.shapes.iter().map(|s| parse_shape(s)).collect::<Result<Vec<_>, _>>()?;
+    if args.bundle.is_some() && args.json.is_some() {
+        return Err(DriverError::Usage(
+            "--json records results, and with --bundle nothing runs here: give --json to `tilec-gpu-runner bench` instead".into(),
+        ));
+    }
     if args.repeat == 0 {
         return Err(DriverError::Usage("--repeat must be at least 1".into()));
     }

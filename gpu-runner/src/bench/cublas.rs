@@ -153,22 +153,19 @@ fn load_library() -> Result<(), RunError> {
         if quietly(|| unsafe { sys::is_culib_present() }).unwrap_or(false) {
             return Ok(());
         }
-        static KEEP: OnceLock<Vec<libloading::Library>> = OnceLock::new();
         let dirs = library_dirs();
         for dir in &dirs {
-            let main = dir.join("libcublas.so.13");
-            if !main.is_file() {
+            if !dir.join("libcublas.so.13").is_file() {
                 continue;
             }
-            let mut libs = Vec::new();
             // libcublasLt first: libcublas needs it and may not say where it is.
             for name in ["libcublasLt.so.13", "libcublas.so.13"] {
                 // SAFETY: NVIDIA's libraries; their initialisers have no preconditions.
                 if let Ok(lib) = unsafe { libloading::Library::new(dir.join(name)) } {
-                    libs.push(lib);
+                    // Kept loaded for the life of the process: cudarc finds it by name from now on.
+                    std::mem::forget(lib);
                 }
             }
-            let _ = KEEP.set(libs);
             if quietly(|| unsafe { sys::is_culib_present() }).unwrap_or(false) {
                 return Ok(());
             }
