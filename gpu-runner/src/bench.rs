@@ -114,8 +114,23 @@ pub fn run_dirs(dirs: &[PathBuf], json: Option<&Path>) -> Result<(), RunError> {
     let stream = ctx.default_stream();
     let cublas = Cublas::new(&stream)?;
     let mut failed = 0;
+    let mut poisoned: Option<&Path> = None;
     for dir in dirs {
+        if let Some(culprit) = poisoned {
+            // A kernel fault (misaligned or illegal address, ...) is sticky: every later call on this context
+            // fails with it, so later bundles would report the earlier bundle's fault as their own.
+            failed += 1;
+            eprintln!(
+                "{}: not run: the GPU context is unusable after the fault in {}; run this bundle in a separate process",
+                dir.display(),
+                culprit.display()
+            );
+            continue;
+        }
         let outcome = read_bundle(dir).and_then(|(bundle, ptx)| run(&ctx, &stream, &cublas, &bundle, ptx));
+        if outcome.is_err() && stream.synchronize().is_err() {
+            poisoned = Some(dir);
+        }
         match outcome {
             Ok(outcome) => {
                 println!("{}", outcome.line);
