@@ -6,10 +6,10 @@
 //! 1. chooses the instruction by element type ([`MmaInstr::for_types`]: f16/bf16 → m16n8k16, s8/u8 →
 //!    m16n8k32, tf32 → m16n8k8);
 //! 2. chooses a warp grid `wm x wn` with `wm * wn = num_warps` (function attribute, default 4, written
-//!    back so later passes and the simulator agree), preferring the most balanced grid with `wm >= wn`
-//!    (4 → 2x2, 8 → 4x2) and falling back to the other factorizations (4 → 4x1, 1x4) when the preferred
-//!    one does not divide the tile: the warp tile `M/wm x N/wn` must be a multiple of the instruction's
-//!    `m x n`;
+//!    back so later passes and the simulator agree) whose warp tile `M/wm x N/wn` is a multiple of the
+//!    instruction's `m x n` and as square as possible (least ldmatrix traffic per mma: 128x128 over 4
+//!    warps → 2x2, 256x128 over 8 → 4x2, 128x256 over 8 → 2x4), ties going to the most balanced grid with
+//!    `wm >= wn`;
 //! 3. builds the operand layouts as products of the hardware fragment layout with repetitions over
 //!    instruction tiles (more `register` bits) and the warp grid (`warp` bits):
 //!    - A = frag_a × rep(k) × rep(m) × warp_m(row) × zero(wn): A is replicated over the warps of a row;
@@ -134,7 +134,14 @@ pub fn assign_mma(m: u64, n: u64, k: u64, ab: ScalarType, acc: ScalarType, num_w
         return Err(format!("K = {k} is not a multiple of the instruction's k = {} (m{}n{}k{})", instr.k, instr.m, instr.n, instr.k));
     }
     let grids = warp_grids(num_warps);
-    let Some(&(wm, wn)) = grids.iter().find(|&&(wm, wn)| m % (wm * instr.m) == 0 && n % (wn * instr.n) == 0) else {
+    // Of the grids that divide the tile, the one whose warp tile is the most square: a warp's ldmatrix traffic
+    // per mma is proportional to wtm + wtn for a fixed wtm * wtn, least when wtm = wtn (a 128x256 tile over
+    // 8 warps: 2x4 gives 64x64 warp tiles, 4 KB of fragments per 32 mma, where 4x2 gives 32x128, 5 KB).
+    // Ties keep the order of `warp_grids` (balanced, then wm >= wn).
+    let lg = |x: u32| x.trailing_zeros() as i32;
+    let fits = |&&(wm, wn): &&(u32, u32)| m % (wm * instr.m) == 0 && n % (wn * instr.n) == 0;
+    let best = grids.iter().filter(fits).min_by_key(|&&(wm, wn)| (lg(m / wm) - lg(n / wn)).abs());
+    let Some(&(wm, wn)) = best else {
         let (wm, wn) = grids[0];
         let tried: Vec<String> = grids.iter().map(|(a, b)| format!("{a}x{b}")).collect();
         return Err(format!(

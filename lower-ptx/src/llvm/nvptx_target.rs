@@ -14,6 +14,30 @@ use crate::target::{OptLevel, Target};
 /// The LLVM target triple of 64-bit PTX for CUDA.
 pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
 
+/// LLVM command-line options for NVPTX code generation, set once per process (they are LLVM globals).
+///
+/// `-disable-lsr`: loop strength reduction, which runs in code generation rather than in `default<O3>`,
+/// turns the source address of every `cp.async` of a pipelined k-loop into a loop-carried 64-bit pointer
+/// of its own (16 registers for the 8 copies of a 128x128x32 GEMM step). At 255 registers, with 128
+/// accumulators and double-buffered fragments live, those pointers push ptxas into spilling; without LSR
+/// the addresses are recomputed each k-step from a few loop-invariant values, which is cheaper than the
+/// spills. Measured on the H100 (4096³ fp16, 256x128x32 tile, 8 warps): 0.356 ms with LSR (spilling, or
+/// without fragment double-buffering) against 0.322 ms without it.
+const CODEGEN_OPTIONS: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr"];
+
+fn set_codegen_options() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let argv: Vec<*const std::ffi::c_char> = CODEGEN_OPTIONS.iter().map(|s| s.as_ptr()).collect();
+        // SAFETY: argv holds `argv.len()` pointers to NUL-terminated strings that live for the whole program
+        // ('static literals); LLVM copies what it keeps. The Once keeps LLVM's option parser single-threaded
+        // and unrepeated (a second parse of the same option is an error in LLVM).
+        unsafe {
+            inkwell::llvm_sys::support::LLVMParseCommandLineOptions(argv.len() as i32, argv.as_ptr(), c"tilec".as_ptr());
+        }
+    });
+}
+
 /// An LLVM NVPTX target machine for one [`Target`] and [`OptLevel`].
 pub struct NvptxTargetMachine {
     machine: TargetMachine,
@@ -26,6 +50,7 @@ impl NvptxTargetMachine {
     /// `target.ptx_features()`). Initialises LLVM's NVPTX target on first use.
     pub fn new(target: Target, opt_level: OptLevel) -> Result<Self> {
         LlvmTarget::initialize_nvptx(&InitializationConfig::default());
+        set_codegen_options();
         let triple = TargetTriple::create(NVPTX_TRIPLE);
         let llvm_target =
             LlvmTarget::from_triple(&triple).map_err(|e| Error::Llvm(e.to_string()))?;

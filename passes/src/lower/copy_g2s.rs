@@ -6,12 +6,14 @@
 //! (e.g. a 16x8 f16 tile over 32 threads). When no width divides evenly, the threads past the end redo
 //! chunk `c % total` (the same bytes from the same source: a benign duplicate).
 //!
-//! Edges: unless the window is known to lie inside a static global tile, each copy reads
-//! `src_elements = clamp(cols - gc, 0, chunk)` (0 below the last row), and cp.async zero-fills the rest.
-//! Where nothing is read, the source indices are clamped to the last row and the last aligned chunk so no
-//! address is out of range. cp.async of 16 (8, 4) bytes needs 16-byte (8-, 4-byte) aligned global
-//! addresses, so the row length of a dynamic global tile must be a multiple of the chunk: the pass
-//! records this in the function attribute `async_copy_requirements`.
+//! Edges: cp.async of 16 (8, 4) bytes needs 16-byte (8-, 4-byte) aligned global addresses, so the row
+//! length of a dynamic global tile must be a multiple of the chunk: the pass records this in the function
+//! attribute `async_copy_requirements`. With the column offset a multiple of the chunk too (proved), every
+//! chunk lies wholly inside the global tile or wholly outside it. Unless the window is known to lie inside a
+//! static global tile, each copy reads `src_elements = (row < rows && col < cols) ? chunk : 0` and cp.async
+//! zero-fills what it does not read. The source indices are not clamped: with `src_elements = 0` nothing is
+//! read (as in Triton and CUTLASS), and unclamped affine indices let the backend strength-reduce the
+//! address of each copy to one pointer increment per k-step.
 //!
 //! After the last of consecutive `tile.copy_g2s` ops: `device_async_create_group`,
 //! `device_async_wait {numGroups = 0}` and `nvgpu.barrier`. Before the first of them, a barrier when the
@@ -112,6 +114,13 @@ impl<'f> Lowering<'f> {
             };
             (Some(dim(self, 0)), Some(dim(self, 1)))
         };
+        // What is left of the global tile past the window's offset. Chunks are checked as `row < rows_left`
+        // rather than `offset + row < rows`: the in-tile `row` is loop-invariant, and `rows_left` is one value
+        // per copy op, so a k-loop pays one subtraction per bound instead of one add and compare per chunk.
+        let left = match (extent_r, extent_c) {
+            (Some(er), Some(ec)) => Some((self.binary(OpKind::Sub, er, idx[0]), self.binary(OpKind::Sub, ec, idx[1]))),
+            _ => None,
+        };
         let per_row_v = self.index(per_row as i64);
         let chunk_v = self.index(chunk as i64);
         for i in 0..iterations {
@@ -130,26 +139,19 @@ impl<'f> Lowering<'f> {
             let gr = self.binary(OpKind::Add, idx[0], row);
             let gc = self.binary(OpKind::Add, idx[1], col);
             let mut spec = OpSpec::new(OpKind::DeviceAsyncCopy).group("dst", &[dst]).group("dst_indices", &[row, col]).attr("dstElements", chunk as i64);
-            match (extent_r, extent_c) {
-                (Some(er), Some(ec)) => {
-                    // src_elements = row < rows ? min(cols - min(gc, cols), chunk) : 0
-                    let gc_in = self.binary(OpKind::Min, gc, ec);
-                    let left = self.binary(OpKind::Sub, ec, gc_in);
-                    let n = self.binary(OpKind::Min, left, chunk_v);
-                    let row_ok = self.cmp("lt", gr, er);
+            match left {
+                Some((rows_left, cols_left)) => {
+                    // Every chunk is wholly inside or wholly outside the global tile: its column offset is a
+                    // multiple of the chunk (proved above) and so is the row length (the recorded run-time
+                    // requirement). So src_elements = (gr < rows && gc < cols) ? chunk : 0, and the source
+                    // indices stay unclamped: nothing is read when src_elements is 0, and affine indices let
+                    // the backend advance one pointer per copy instead of recomputing the address each k-step.
+                    let row_ok = self.cmp("lt", row, rows_left);
+                    let col_ok = self.cmp("lt", col, cols_left);
+                    let ok = self.and(row_ok, col_ok);
                     let zero = self.index(0);
-                    let n = self.select(row_ok, n, zero);
-                    // Clamped source indices: the last row, the last aligned chunk.
-                    let one = self.index(1);
-                    let er1 = self.binary(OpKind::Max, er, one);
-                    let last_r = self.binary(OpKind::Sub, er1, one);
-                    let sr = self.binary(OpKind::Min, gr, last_r);
-                    let ec1 = self.binary(OpKind::Max, ec, one);
-                    let lc = self.binary(OpKind::Sub, ec1, one);
-                    let lc = self.binary(OpKind::Div, lc, chunk_v);
-                    let lc = self.binary(OpKind::Mul, lc, chunk_v);
-                    let sc = self.binary(OpKind::Min, gc, lc);
-                    spec = spec.group("src", &[src]).group("src_indices", &[sr, sc]).group("src_elements", &[n]);
+                    let n = self.select(ok, chunk_v, zero);
+                    spec = spec.group("src", &[src]).group("src_indices", &[gr, gc]).group("src_elements", &[n]);
                 }
                 _ => spec = spec.group("src", &[src]).group("src_indices", &[gr, gc]),
             }
@@ -168,7 +170,7 @@ impl<'f> Lowering<'f> {
 /// constants, sums, products, minima and maxima of such values, and `tile.for` induction variables (a
 /// multiple of what divides both the lower bound and the step). Anything else (block ids, run-time extents,
 /// loop-carried values, divisions) counts as 1.
-fn known_divisor(body: &tilec_ir::Body, v: tilec_ir::Value, depth: u32) -> u64 {
+pub(super) fn known_divisor(body: &tilec_ir::Body, v: tilec_ir::Value, depth: u32) -> u64 {
     const CAP: u64 = 1 << 20;
     if depth > 64 {
         return 1;

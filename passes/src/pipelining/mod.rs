@@ -13,7 +13,7 @@
 //! ```
 //! where every copy writes a static rank-2 shared tile allocated outside the loop and used nowhere else
 //! than by these copies and by reads in the compute part, and every copy has a `src_elements` operand
-//! (the lowering's bounds-checked form: its source indices are clamped, so any k is a valid address).
+//! (the lowering's bounds-checked form: a chunk outside the global tile reads nothing, whatever its address).
 //!
 //! # What it makes (S stages)
 //! - each copied shared tile `R x C` becomes `S*R x C`: stage `s` is rows `s*R .. (s+1)*R` (a swizzle of
@@ -25,7 +25,7 @@
 //!   previous iteration, which is the one refilled now), the copies of iteration `i + S - 1` into stage
 //!   `(i + S - 1) % S` and their commit, then the compute part reading stage `i % S`;
 //! - copies for iterations past the end read nothing: `src_elements` becomes `select(k < ub, n, 0)`
-//!   (cp.async zero-fills; the clamped source address stays valid);
+//!   (cp.async zero-fills and reads nothing, so the address past the end is never dereferenced);
 //! - `device_async_wait {numGroups = 0}` after the loop, so no copy is in flight when the kernel goes on.
 //!
 //! The stage offsets of the read and write stages are carried through the loop as two extra `index`
