@@ -81,6 +81,21 @@ prepare)
     done
     "$TILEC" bundle examples/gemm_epilogue.tir -o "$DEV/$out/gemm_epilogue_72x80x48" --shape 72,80,48 --arg alpha=2 --arg beta=-1 "${b[@]}"
     "$TILEC" bundle examples/gemm_s8.tir -o "$DEV/$out/gemm_s8_72x48x80" --shape 72,48,80 "${b[@]}"
+    # The GEMM variants (issue 9) at a ragged shape and at 256^3: bf16 in; alpha/beta epilogues with fp16 and
+    # bf16 C; column-major A, B, both (their buffers hold the columns in order: see tilec bundle).
+    for shape in 200,72,40 256,256,256; do
+      s="${shape//,/x}"
+      "$TILEC" bundle examples/gemm_bf16.tir -o "$DEV/$out/gemm_bf16_$s" --shape "$shape" "${b[@]}"
+      "$TILEC" bundle examples/gemm_f16_out.tir -o "$DEV/$out/gemm_f16_out_$s" --shape "$shape" --arg alpha=2 --arg beta=-1 "${b[@]}"
+      "$TILEC" bundle examples/gemm_bf16_out.tir -o "$DEV/$out/gemm_bf16_out_$s" --shape "$shape" --arg alpha=0.5 --arg beta=3 "${b[@]}"
+      for v in gemm_a_col gemm_b_col gemm_ab_col; do
+        "$TILEC" bundle "examples/$v.tir" -o "$DEV/$out/${v}_$s" --shape "$shape" "${b[@]}"
+      done
+    done
+    # s8 at the 128x128x64 tile: N and K multiples of 16 (16-byte cp.async of int8 rows); exact.
+    for shape in 200,80,48 256,256,256; do
+      "$TILEC" bundle examples/gemm_s8_128.tir -o "$DEV/$out/gemm_s8_128_${shape//,/x}" --shape "$shape" "${b[@]}"
+    done
   done
   # Benchmarks against cuBLAS: one bench bundle per BENCH entry (PTX + bench.json; no data, the inputs are made
   # on the GPU machine), run there by `tilec-gpu-runner bench`, which also checks each result against cuBLAS's.

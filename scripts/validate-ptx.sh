@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# scripts/validate-ptx.sh: compile every examples/*.tir to PTX for sm_80 and sm_90 with tilec and have
-# ptxas (the project-local one, $PTXAS) assemble it, printing each kernel's `ptxas -v` resource line.
+# scripts/validate-ptx.sh: compile every examples/*.tir to PTX for sm_80 and sm_90 with tilec, through
+# each backend (LLVM and MLIR; PTX_BACKENDS="llvm" for one), and have ptxas (the project-local one,
+# $PTXAS) assemble it, printing each kernel's `ptxas -v` resource line.
 #
 # Until the tilec CLI can emit PTX for a target (`--target` and `--emit ptx` in `tilec --help`), the examples
 # are reported as NOT VALIDATED and the script exits 0 -- unless REQUIRE_PTX_EXAMPLES=1 (set it in the
@@ -12,6 +13,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TILEC="${TILEC:-${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec}"
 PTXAS="${PTXAS:-$ROOT/.tools/nvcc/nvidia/cu13/bin/ptxas}"
 TARGETS=(${PTX_TARGETS:-sm_80 sm_90})
+BACKENDS=(${PTX_BACKENDS:-llvm mlir})
 OUT="$ROOT/out/ptx"
 
 [ -x "$PTXAS" ] || { echo "validate-ptx: ptxas not found at $PTXAS (run scripts/setup.sh)" >&2; exit 2; }
@@ -45,20 +47,24 @@ for example in "${examples[@]}"; do
       echo "skip  $name $target: the example needs ${only} (its '// targets:' line)"
       continue
     fi
-    ptx="$OUT/$name.$target.ptx"
-    if ! "$TILEC" "$example" --emit ptx --target "$target" -o "$ptx" 2>"$OUT/$name.$target.tilec.log"; then
-      echo "FAIL  $name $target: tilec failed:"; sed 's/^/      /' "$OUT/$name.$target.tilec.log"
-      failures=$((failures + 1)); continue
-    fi
-    if log="$("$PTXAS" -arch="$target" -v "$ptx" -o "$OUT/$name.$target.cubin" 2>&1)"; then
-      checked=$((checked + 1))
-      echo "ok    $name $target"
-      printf '%s\n' "$log" | grep -E "Compiling entry|bytes stack frame|Used [0-9]+ registers" | sed 's/^/      /'
-    else
-      echo "FAIL  $name $target: ptxas rejected $ptx:"; printf '%s\n' "$log" | sed 's/^/      /'
-      failures=$((failures + 1))
-    fi
+    for backend in "${BACKENDS[@]}"; do
+      # The LLVM backend's files keep their old names; the MLIR backend's get .mlir before .ptx.
+      stem="$OUT/$name.$target"; [ "$backend" = llvm ] || stem="$stem.$backend"
+      ptx="$stem.ptx"
+      if ! "$TILEC" "$example" --emit ptx --target "$target" --backend "$backend" -o "$ptx" 2>"$stem.tilec.log"; then
+        echo "FAIL  $name $target $backend: tilec failed:"; sed 's/^/      /' "$stem.tilec.log"
+        failures=$((failures + 1)); continue
+      fi
+      if log="$("$PTXAS" -arch="$target" -v "$ptx" -o "$stem.cubin" 2>&1)"; then
+        checked=$((checked + 1))
+        echo "ok    $name $target $backend"
+        printf '%s\n' "$log" | grep -E "Compiling entry|bytes stack frame|Used [0-9]+ registers" | sed 's/^/      /'
+      else
+        echo "FAIL  $name $target $backend: ptxas rejected $ptx:"; printf '%s\n' "$log" | sed 's/^/      /'
+        failures=$((failures + 1))
+      fi
+    done
   done
 done
-echo "validate-ptx: $checked example/target pair(s) accepted by ptxas, $failures rejected"
+echo "validate-ptx: $checked example/target/backend combination(s) accepted by ptxas, $failures rejected"
 [ "$failures" -eq 0 ]

@@ -248,7 +248,7 @@ define_ops! {
     Load = "nvgpu.load" {
         operands: [src: One, indices: Variadic], results: ONE,
         format: Some("$src[$indices] attr-dict : type(results)"),
-        summary: "Per-thread load of a scalar or a vector (contiguous along the last axis) from global or shared memory.",
+        summary: "Per-thread load of a scalar or a vector (elements consecutive in memory: along the last axis, down a column of a `#col_major` tile) from global or shared memory.",
     }
     Store = "nvgpu.store" {
         operands: [value: One, dst: One, indices: Variadic, mask: Optional], results: NONE,

@@ -117,7 +117,8 @@ fn every_example_runs_and_writes_its_output() {
         }
     }
     ran.sort();
-    for name in ["copy_s2r", "gemm", "gemm_epilogue", "gemm_s8", "mma"] {
+    let variants = ["gemm_bf16", "gemm_f16_out", "gemm_bf16_out", "gemm_s8_128", "gemm_a_col", "gemm_b_col", "gemm_ab_col"];
+    for name in ["copy_s2r", "gemm", "gemm_epilogue", "gemm_s8", "mma"].into_iter().chain(variants) {
         assert!(ran.iter().any(|r| r == name), "example {name} did not run ({ran:?})");
     }
 }

@@ -125,3 +125,59 @@ fn swizzle_that_splits_rows_falls_back_with_a_reason() {
     let why = a.fallback_reason.clone().unwrap();
     assert!(why.contains("ldmatrix.x4: row (1, 0) is not 16-byte aligned in shared memory"), "{why}");
 }
+
+/// A column-major A (128x32 f16, swizzled as the swizzle pass does: 256-byte storage rows, which are the
+/// tile's columns), by hand. The plan is made on the transpose, where A's fragment is the `.trans` one: lane
+/// t holds (k = 2(t%4), 2(t%4)+1; m = t/4) of each 8x8 block, i.e. a column-major tile's storage row (a
+/// column k) delivers its 8 m-values across lanes. So ldmatrix.x4.trans; lane i of each group of 8
+/// addresses column k0 + i of the block (rows m0 .. m0+7 are consecutive in memory), the matrices at +8
+/// rows (lanes 8..15) and +8 columns (16..23) as in the row-major plan. The instances and warp offsets are
+/// A_PLAN's: the same register values of the same tile.
+const A_COL_PLAN: &str = "\
+copy plan: shared 128x32 (16-bit, #swizzle<3, 3, 4, #col_major>) -> 64 register values per thread
+  instruction: ldmatrix.x4.trans x 8 per warp (8 values per lane each)
+  planned on the transpose: the tile's storage runs down its columns
+  lane bits -> column address: [(0,1) (0,2) (0,4) (8,0) (0,8)]
+  warp bits -> offset: [(64,0) (0,0)]
+  #0: registers 0..8 <- origin (0, 0)
+  #1: registers 8..16 <- origin (0, 16)
+  #2: registers 16..24 <- origin (16, 0)
+  #3: registers 24..32 <- origin (16, 16)
+  #4: registers 32..40 <- origin (32, 0)
+  #5: registers 40..48 <- origin (32, 16)
+  #6: registers 48..56 <- origin (48, 0)
+  #7: registers 56..64 <- origin (48, 16)
+";
+
+#[test]
+fn column_major_a_is_ldmatrix_x4_trans_of_columns() {
+    let asg = assign_mma(128, 128, 32, ScalarType::F16, ScalarType::F32, 4).unwrap();
+    let swz = Layout::Swizzled { swizzle: Swizzle::new(3, 3, 4).unwrap(), base: Box::new(Layout::ColMajor) };
+    let a = CopyPlan::new(source(128, 32, 16, swz), &asg.a).unwrap();
+    assert_eq!(a.to_string(), A_COL_PLAN);
+    assert_eq!(a.instr, CopyInstr::LdMatrix { num: 4, trans: true });
+    assert!(a.transposed);
+}
+
+/// A column-major B (32x128) is the row-major B^T the mma's `.col` operand wants: plain ldmatrix.x4.
+#[test]
+fn column_major_b_is_plain_ldmatrix_x4() {
+    let asg = assign_mma(128, 128, 32, ScalarType::F16, ScalarType::F32, 4).unwrap();
+    let swz = Layout::Swizzled { swizzle: Swizzle::new(2, 3, 3).unwrap(), base: Box::new(Layout::ColMajor) };
+    let b = CopyPlan::new(source(32, 128, 16, swz), &asg.b).unwrap();
+    assert_eq!(b.instr, CopyInstr::LdMatrix { num: 4, trans: false }, "{b}");
+    assert_eq!(b.instruction_count(), 8);
+    // Lane 1 addresses the next column (n + 1) at the same k: consecutive k of one column are contiguous.
+    assert_eq!(b.address(0, 1, 0), (0, 1));
+}
+
+/// 8-bit elements (no ldmatrix) from a column-major tile: loads of elements consecutive in memory, i.e.
+/// down a column, as wide as the register order allows (the s8 A fragment holds 4 consecutive k of one m:
+/// a row, so single elements).
+#[test]
+fn column_major_s8_falls_back_to_loads_down_the_columns() {
+    let asg = assign_mma(64, 64, 64, ScalarType::I8, ScalarType::I32, 4).unwrap();
+    let a = CopyPlan::new(source(64, 64, 8, Layout::ColMajor), &asg.a).unwrap();
+    assert_eq!(a.instr, CopyInstr::Load { width: 1 }, "{a}");
+    assert!(a.transposed);
+}

@@ -346,6 +346,57 @@ fn bundle_marshals_the_launch_and_compare_checks_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A `#col_major` global tile's buffer holds its columns one after another (what the kernel reads): the
+/// bundle of `gemm_a_col.tir` writes the transpose of the A that `gemm.tir`'s bundle writes (same seed, same
+/// logical 200x40 A), records the layout, and `tilec compare` reads the GPU's buffer back as the logical
+/// tensor (a corrupted element is reported at its logical coordinates).
+#[test]
+fn bundle_stores_col_major_tensors_column_by_column() {
+    let dir = temp_dir("bundle-col");
+    let (row, col) = (dir.join("row"), dir.join("col"));
+    for (example, out) in [(GEMM, &row), ("examples/gemm_a_col.tir", &col)] {
+        let o = run(&["bundle", example, "-o", &out.to_string_lossy(), "--shape=200,72,40"]);
+        assert_eq!(o.status.code(), Some(0), "bundle {example} failed:\n{}", stderr(&o));
+    }
+    let halves = |path: &Path| -> Vec<u16> {
+        let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect()
+    };
+    let (m, k) = (200, 40);
+    let a_row = halves(&row.join("A.bin"));
+    let a_col = halves(&col.join("A.bin"));
+    assert_eq!(a_row.len(), m * k);
+    assert_ne!(a_row, a_col, "the column-major buffer is not the row-major one");
+    for r in 0..m {
+        for c in 0..k {
+            assert_eq!(a_col[c * m + r], a_row[r * k + c], "A({r}, {c})");
+        }
+    }
+    assert_eq!(halves(&col.join("B.bin")), halves(&row.join("B.bin")), "B is row-major in both");
+    let meta = std::fs::read_to_string(col.join("meta.json")).unwrap_or_default();
+    let meta: serde_json::Value = serde_json::from_str(&meta).unwrap_or_else(|e| panic!("meta.json: {e}"));
+    let layouts: Vec<&str> = meta["tensors"].as_array().map(|t| t.iter().filter_map(|x| x["layout"].as_str()).collect()).unwrap_or_default();
+    assert_eq!(layouts, ["col_major", "row_major", "row_major"]);
+    // The oracle's own results stand in for the GPU's: bit-exact.
+    for name in ["A", "B", "C"] {
+        let _ = std::fs::copy(col.join(format!("{name}.expected.bin")), col.join(format!("{name}.out.bin")));
+    }
+    let c = col.to_string_lossy().into_owned();
+    let o = run(&["compare", &c]);
+    assert_eq!(o.status.code(), Some(0), "compare failed:\n{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("%A: 200x40xf16: bit-exact"));
+    // Storage element 3 * 200 + 5 of A is its logical (5, 3).
+    let out = col.join("A.out.bin");
+    let mut bytes = std::fs::read(&out).unwrap_or_default();
+    let at = (3 * m + 5) * 2;
+    bytes[at..at + 2].copy_from_slice(&0x7bffu16.to_le_bytes());
+    let _ = std::fs::write(&out, bytes);
+    let o = run(&["compare", &c]);
+    assert_fails(&o, 1, "MISMATCH");
+    assert!(stderr(&o).contains("first at [5, 3]"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `tilec run` needs a GPU: without one (CI) it says so and exits 2; with one it must pass.
 #[test]
 fn run_without_a_gpu_is_an_environment_error() {

@@ -26,13 +26,15 @@ struct Kernel {
 
 const EPILOGUES: [&str; 6] = ["", "tile.add", "tile.mul", "tile.max", "tile.min", "tile.sub"];
 
-/// `copy_g2s → copy_s2r → [op] → copy_r2g` of an `rows x cols` tile of `elem`.
-fn copy_kernel(rows: u32, cols: u32, elem: &str, warps: u32, epilogue: &str) -> Kernel {
+/// `copy_g2s → copy_s2r → [op] → copy_r2g` of an `rows x cols` tile of `elem`; with `col_major`, the global
+/// tiles and the shared tile are `#col_major` (copies run down the columns, stores are scalar).
+fn copy_kernel(rows: u32, cols: u32, elem: &str, warps: u32, epilogue: &str, col_major: bool) -> Kernel {
     let t = format!("{rows}x{cols}x{elem}");
+    let l = if col_major { ", #col_major" } else { "" };
     let mut s = format!(
-        "tile.func @copy(%in: tile<{t}, global>, %out: tile<{t}, global>) attributes {{num_warps = {warps}}} {{\n\
+        "tile.func @copy(%in: tile<{t}, global{l}>, %out: tile<{t}, global{l}>) attributes {{num_warps = {warps}}} {{\n\
          \x20 %c0 = tile.constant 0 : index\n\
-         \x20 %s = tile.alloc_shared : tile<{t}, shared>\n\
+         \x20 %s = tile.alloc_shared : tile<{t}, shared{l}>\n\
          \x20 tile.copy_g2s %in[%c0, %c0], %s\n\
          \x20 %r = tile.copy_s2r %s : tile<{t}, reg>\n"
     );
@@ -46,14 +48,18 @@ fn copy_kernel(rows: u32, cols: u32, elem: &str, warps: u32, epilogue: &str) -> 
     Kernel { text: s, float_mma: false }
 }
 
-/// `D = A·B + C` (C from global) with an optional elementwise epilogue.
-fn mma_kernel(m: u32, n: u32, k: u32, elem: &str, acc: &str, warps: u32, epilogue: &str) -> Kernel {
+/// `D = A·B + C` (C from global) with an optional elementwise epilogue; `col_major` = (A, B): that operand's
+/// global and shared tiles are `#col_major`.
+#[allow(clippy::too_many_arguments)]
+fn mma_kernel(m: u32, n: u32, k: u32, elem: &str, acc: &str, warps: u32, epilogue: &str, col_major: (bool, bool)) -> Kernel {
     let (ta, tb, tc) = (format!("{m}x{k}x{elem}"), format!("{k}x{n}x{elem}"), format!("{m}x{n}x{acc}"));
+    let layout = |c: bool| if c { ", #col_major" } else { "" };
+    let (la, lb) = (layout(col_major.0), layout(col_major.1));
     let mut s = format!(
-        "tile.func @mma(%A: tile<{ta}, global>, %B: tile<{tb}, global>, %C: tile<{tc}, global>, %D: tile<{tc}, global>) attributes {{num_warps = {warps}}} {{\n\
+        "tile.func @mma(%A: tile<{ta}, global{la}>, %B: tile<{tb}, global{lb}>, %C: tile<{tc}, global>, %D: tile<{tc}, global>) attributes {{num_warps = {warps}}} {{\n\
          \x20 %c0 = tile.constant 0 : index\n\
-         \x20 %sa = tile.alloc_shared : tile<{ta}, shared>\n\
-         \x20 %sb = tile.alloc_shared : tile<{tb}, shared>\n\
+         \x20 %sa = tile.alloc_shared : tile<{ta}, shared{la}>\n\
+         \x20 %sb = tile.alloc_shared : tile<{tb}, shared{lb}>\n\
          \x20 tile.copy_g2s %A[%c0, %c0], %sa\n\
          \x20 tile.copy_g2s %B[%c0, %c0], %sb\n\
          \x20 %a = tile.copy_s2r %sa : tile<{ta}, reg>\n\
@@ -75,12 +81,14 @@ fn kernels() -> impl Strategy<Value = Kernel> {
     let dims = || prop::sample::select(vec![16u32, 32, 64]);
     let warps = || prop::sample::select(vec![1u32, 2, 4]);
     let epilogue = || prop::sample::select(EPILOGUES.to_vec());
-    let copy = (dims(), dims(), prop::sample::select(vec!["f16", "bf16", "f32", "i8", "i32"]), warps(), epilogue())
-        .prop_map(|(r, c, e, w, op)| copy_kernel(r, c, e, w, op));
-    let float_mma = (dims(), prop::sample::select(vec![8u32, 16, 32, 64]), dims(), prop::sample::select(vec!["f16", "bf16"]), warps(), epilogue())
-        .prop_map(|(m, n, k, e, w, op)| mma_kernel(m, n, k, e, "f32", w, op));
-    let int_mma = (dims(), prop::sample::select(vec![8u32, 16, 32, 64]), prop::sample::select(vec![32u32, 64]), warps(), epilogue())
-        .prop_map(|(m, n, k, w, op)| mma_kernel(m, n, k, "i8", "i32", w, op));
+    // Column-major tiles one time in four (for the mma: each operand independently).
+    let col = || prop::sample::select(vec![false, false, false, true]);
+    let copy = (dims(), dims(), prop::sample::select(vec!["f16", "bf16", "f32", "i8", "i32"]), warps(), epilogue(), col())
+        .prop_map(|(r, c, e, w, op, cm)| copy_kernel(r, c, e, w, op, cm));
+    let float_mma = (dims(), prop::sample::select(vec![8u32, 16, 32, 64]), dims(), prop::sample::select(vec!["f16", "bf16"]), warps(), epilogue(), (col(), col()))
+        .prop_map(|(m, n, k, e, w, op, cm)| mma_kernel(m, n, k, e, "f32", w, op, cm));
+    let int_mma = (dims(), prop::sample::select(vec![8u32, 16, 32, 64]), prop::sample::select(vec![32u32, 64]), warps(), epilogue(), (col(), col()))
+        .prop_map(|(m, n, k, w, op, cm)| mma_kernel(m, n, k, "i8", "i32", w, op, cm));
     prop_oneof![copy, float_mma, int_mma]
 }
 
@@ -158,10 +166,16 @@ proptest! {
 #[test]
 fn example_shapes_lower_and_agree() {
     for kernel in [
-        copy_kernel(16, 16, "f16", 1, ""),
-        mma_kernel(16, 8, 16, "f16", "f32", 1, ""),
-        mma_kernel(64, 64, 32, "f16", "f32", 4, "tile.add"),
-        mma_kernel(64, 64, 64, "i8", "i32", 4, ""),
+        copy_kernel(16, 16, "f16", 1, "", false),
+        mma_kernel(16, 8, 16, "f16", "f32", 1, "", (false, false)),
+        mma_kernel(64, 64, 32, "f16", "f32", 4, "tile.add", (false, false)),
+        mma_kernel(64, 64, 64, "i8", "i32", 4, "", (false, false)),
+        // Column-major tiles: copies down the columns, ldmatrix(.trans) or loads of the transpose.
+        copy_kernel(32, 64, "f16", 4, "tile.add", true),
+        copy_kernel(64, 16, "f32", 2, "", true),
+        mma_kernel(64, 64, 32, "f16", "f32", 4, "", (true, false)),
+        mma_kernel(64, 32, 32, "bf16", "f32", 4, "tile.mul", (false, true)),
+        mma_kernel(64, 64, 64, "i8", "i32", 4, "", (true, true)),
     ] {
         if let Err(e) = compare(&kernel, 3) {
             panic!("{}", e.unwrap_or_else(|| format!("the lowering declined:\n{}", kernel.text)));

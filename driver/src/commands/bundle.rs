@@ -40,6 +40,42 @@ pub struct TensorMeta {
     pub output: String,
     /// The oracle's result.
     pub expected: String,
+    /// How the buffers hold the tensor: `row_major`, or `col_major` for a `#col_major` global tile (its
+    /// files hold the `cols x rows` transpose, column after column, as the kernel reads it). Bundles
+    /// written before this field existed are row-major.
+    #[serde(default = "row_major_name")]
+    pub layout: String,
+}
+
+fn row_major_name() -> String {
+    "row_major".into()
+}
+
+/// Whether argument `index` of `func` is a rank-2 `#col_major` global tile.
+fn is_col_major_arg(func: &tilec_ir::Func, index: usize) -> bool {
+    let ty = func.args().get(index).map(|&a| func.body.ty(a));
+    matches!(ty, Some(tilec_ir::Type::Tile(t)) if t.rank() == 2 && t.layout == Some(tilec_ir::layout::Layout::ColMajor))
+}
+
+/// The transpose of a rank-2 tensor (any other is returned as it is).
+fn transposed(t: &TensorData) -> TensorData {
+    let &[rows, cols] = t.shape.as_slice() else { return t.clone() };
+    let mut out = TensorData::zeros(&[cols, rows], t.elem);
+    for r in 0..rows {
+        for c in 0..cols {
+            out.values[c * rows + r] = t.values[r * cols + c];
+        }
+    }
+    out
+}
+
+/// A tensor's bytes in the order its global tile stores them (the logical values are row-major).
+fn storage_bytes(t: &TensorData, layout: &str) -> Vec<u8> {
+    if layout == "col_major" {
+        transposed(t).to_le_bytes()
+    } else {
+        t.to_le_bytes()
+    }
 }
 
 pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
@@ -91,14 +127,15 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     write("kernel.ptx", ptx.as_bytes())?;
     let names = arg_names(func);
     let mut tensors = Vec::new();
-    for ((name, value), want) in names.iter().zip(&values).zip(&expected) {
+    for (index, ((name, value), want)) in names.iter().zip(&values).zip(&expected).enumerate() {
         if let (ArgValue::Tensor(t), ArgValue::Tensor(e)) = (value, want) {
             if args.no_oracle {
                 continue;
             }
-            write(&format!("{name}.bin"), &t.to_le_bytes())?;
+            let layout = if is_col_major_arg(func, index) { "col_major".to_string() } else { row_major_name() };
+            write(&format!("{name}.bin"), &storage_bytes(t, &layout))?;
             if !args.no_oracle {
-                write(&format!("{name}.expected.bin"), &e.to_le_bytes())?;
+                write(&format!("{name}.expected.bin"), &storage_bytes(e, &layout))?;
             }
             tensors.push(TensorMeta {
                 name: name.clone(),
@@ -106,6 +143,7 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
                 shape: t.shape.clone(),
                 output: format!("{name}.out.bin"),
                 expected: if args.no_oracle { String::new() } else { format!("{name}.expected.bin") },
+                layout,
             });
         }
     }
@@ -191,6 +229,14 @@ pub fn read_tensor(dir: &Path, file: &str, meta: &TensorMeta) -> Result<TensorDa
     let path = dir.join(file);
     let bytes = std::fs::read(&path).map_err(|e| DriverError::io(&path.display().to_string(), &e))?;
     let elem = ScalarType::from_name(&meta.elem).ok_or_else(|| DriverError::Usage(format!("unknown element type {}", meta.elem)))?;
-    TensorData::from_le_bytes(&meta.shape, elem, &bytes)
-        .ok_or_else(|| DriverError::Usage(format!("{}: {} bytes do not hold a {:?} {} tensor", path.display(), bytes.len(), meta.shape, meta.elem)))
+    let col_major = match (meta.layout.as_str(), meta.shape.as_slice()) {
+        ("row_major", _) => false,
+        ("col_major", [_, _]) => true,
+        (other, _) => return Err(DriverError::Usage(format!("{}: tensor '{}' has layout '{other}' (expected row_major, or col_major for rank 2)", dir.join("meta.json").display(), meta.name))),
+    };
+    // A column-major tensor's file holds its transpose; the comparison is on the logical (row-major) values.
+    let stored: Vec<usize> = if col_major { meta.shape.iter().rev().copied().collect() } else { meta.shape.clone() };
+    let t = TensorData::from_le_bytes(&stored, elem, &bytes)
+        .ok_or_else(|| DriverError::Usage(format!("{}: {} bytes do not hold a {:?} {} tensor", path.display(), bytes.len(), meta.shape, meta.elem)))?;
+    Ok(if col_major { transposed(&t) } else { t })
 }

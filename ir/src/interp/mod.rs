@@ -50,6 +50,11 @@
 //! - Copies: `copy_g2s` reads zeros for window elements outside the global tile; `copy_r2g` drops the
 //!   elements that fall outside it. Windows of shared tiles (`copy_s2r`, `copy_r2s`) must lie inside the
 //!   shared tile ([`InterpError::OutOfBounds`] otherwise: on the GPU that would be a stray access).
+//! - Layouts do not change values: a `tile<?x?xf16, global, #col_major>` of shape `M x K` is the same
+//!   logical `M x K` tensor (element `(m, k)` is `A[m][k]`, and the argument's data is given in logical
+//!   row-major order); `#col_major` only says that its device buffer holds it column after column
+//!   (element `(m, k)` at `k * M + m`), which the lowering, the warp simulator and `tilec bundle` honour.
+//!   Likewise a shared tile's layout (row-major, column-major, swizzled) is invisible here.
 //!
 //! # Limits
 //! A hostile or mistaken program ends with an error, never a hang, panic or abort: the work is metered in

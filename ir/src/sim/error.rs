@@ -76,7 +76,7 @@ pub enum SimError {
     Misaligned { span: Span, op: &'static str, at: Place, lane: u32, space: &'static str, address: u64, align: u64 },
 
     /// An access outside a global or shared tile.
-    #[error("'{op}': lane {lane} accesses {space} tile of shape {shape:?} at index {index:?}{extent}, out of bounds ({at})", extent = extent_note(*.count))]
+    #[error("'{op}': lane {lane} accesses {space} tile of shape {shape:?} at index {index:?}{extent}, out of bounds ({at})", extent = extent_note(*.count, *.axis))]
     OutOfBounds {
         span: Span,
         op: &'static str,
@@ -84,8 +84,10 @@ pub enum SimError {
         lane: u32,
         space: &'static str,
         index: Vec<i64>,
-        /// How many elements along the last axis the access covers.
+        /// How many elements the access covers, consecutive in memory along `axis`.
         count: usize,
+        /// The axis that runs contiguously in memory (the last; the first of a `#col_major` tile).
+        axis: usize,
         shape: Vec<usize>,
     },
 
@@ -136,9 +138,9 @@ pub enum SimError {
     TooLarge { span: Span, op: &'static str, elements: u64, limit: u64 },
 }
 
-fn extent_note(count: usize) -> String {
+fn extent_note(count: usize, axis: usize) -> String {
     if count > 1 {
-        format!(" (+{count} elements along the last axis)")
+        format!(" (+{count} elements along axis {axis})")
     } else {
         String::new()
     }

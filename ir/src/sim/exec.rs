@@ -9,7 +9,7 @@ use crate::ops::OpKind;
 use crate::types::{MemorySpace, ScalarType, Type};
 
 use super::error::{LaneMask, Place, SimError};
-use super::memory::{byte_range, func_span, offset_of, BlockShared, MemRef, PendingCopy, SharedLayout};
+use super::memory::{byte_range, func_span, locate, BlockShared, MemRef, PendingCopy, Run, SharedLayout, Storage};
 use super::{matrix, mma, Probe, SimArg, SimOptions, SimTrace, MAX_VECTOR_ELEMENTS};
 
 /// A register value of one lane.
@@ -642,8 +642,9 @@ impl Warp {
         Ok(())
     }
 
-    /// Resolves a per-lane memory access of `count` elements: the tile's element offset and its byte range,
-    /// with bounds, alignment (to the access size, at most 16 bytes) and pending-copy checks.
+    /// Resolves a per-lane memory access of `count` elements: where they are in the tile's data (consecutive
+    /// in its storage order) and their byte range, with bounds, alignment (to the access size, at most 16
+    /// bytes) and pending-copy checks.
     #[allow(clippy::too_many_arguments)]
     pub fn access(
         &self,
@@ -654,12 +655,21 @@ impl Warp {
         index: &[i64],
         count: usize,
         align: Option<u64>,
-    ) -> Result<(usize, (u64, u64)), SimError> {
-        let (data, base, space) = match mem {
-            MemRef::Global(i) => (ctx.args[i].as_tile().ok_or_else(|| self.undefined(ctx, op, lane))?, 0, "global"),
-            MemRef::Shared(i) => (&ctx.shared.tiles[i].data, ctx.shared.tiles[i].base, "shared"),
+    ) -> Result<(Run, (u64, u64)), SimError> {
+        let (data, base, storage, space) = match mem {
+            MemRef::Global(i) => {
+                let storage = match ctx.func.args().get(i).map(|&a| ctx.func.body.ty(a)) {
+                    Some(Type::Tile(t)) => Storage::of(t),
+                    _ => Storage::RowMajor,
+                };
+                (ctx.args[i].as_tile().ok_or_else(|| self.undefined(ctx, op, lane))?, 0, storage, "global")
+            }
+            MemRef::Shared(i) => {
+                let tile = &ctx.shared.tiles[i];
+                (&tile.data, tile.base, tile.storage, "shared")
+            }
         };
-        let offset = offset_of(&data.shape, index, count).ok_or_else(|| SimError::OutOfBounds {
+        let run = locate(&data.shape, storage, index, count).ok_or_else(|| SimError::OutOfBounds {
             span: op.span,
             op: op.kind.name(),
             at: self.place(ctx),
@@ -667,9 +677,10 @@ impl Warp {
             space,
             index: index.to_vec(),
             count,
+            axis: if storage == Storage::ColMajor { 0 } else { data.shape.len().saturating_sub(1) },
             shape: data.shape.clone(),
         })?;
-        let range = byte_range(base, data.elem.bit_width(), offset, count);
+        let range = byte_range(base, data.elem.bit_width(), run.physical, count);
         if let Some(align) = align {
             if !range.0.is_multiple_of(align) {
                 return Err(SimError::Misaligned { span: op.span, op: op.kind.name(), at: self.place(ctx), lane, space, address: range.0, align });
@@ -680,7 +691,7 @@ impl Warp {
                 return Err(SimError::AsyncHazard { span: op.span, op: op.kind.name(), at: self.place(ctx), lane, address });
             }
         }
-        Ok((offset, range))
+        Ok((run, range))
     }
 
     fn load(&mut self, ctx: &Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
@@ -691,14 +702,14 @@ impl Warp {
             let mem = self.mem(ctx, op, src, lane)?;
             let index = self.indices(ctx, op, "indices", lane)?;
             let align = access_align(&ty, count);
-            let (offset, _) = self.access(ctx, op, lane, mem, &index, count, align)?;
+            let (run, _) = self.access(ctx, op, lane, mem, &index, count, align)?;
             let data = match mem {
                 MemRef::Global(i) => ctx.args[i].as_tile().ok_or_else(|| self.undefined(ctx, op, lane))?,
                 MemRef::Shared(i) => &ctx.shared.tiles[i].data,
             };
-            let values = &data.values[offset..offset + count];
+            let values: Vec<f64> = run.positions(count).map(|i| data.values[i]).collect();
             let v = match ty {
-                Type::Vector(_) => Val::Vector(values.to_vec()),
+                Type::Vector(_) => Val::Vector(values),
                 _ => Val::Num(values[0]),
             };
             self.set(r, lane, v);
@@ -719,7 +730,7 @@ impl Warp {
             }
             let mem = self.mem(ctx, op, dst, lane)?;
             let index = self.indices(ctx, op, "indices", lane)?;
-            let (offset, _) = self.access(ctx, op, lane, mem, &index, count, access_align(&ty, count))?;
+            let (run, _) = self.access(ctx, op, lane, mem, &index, count, access_align(&ty, count))?;
             let values: Vec<f64> = match self.val(value, lane) {
                 Val::Num(x) => vec![*x],
                 Val::Vector(v) => v.clone(),
@@ -733,8 +744,8 @@ impl Warp {
                 MemRef::Shared(i) => &mut ctx.shared.tiles[i].data,
             };
             let elem = data.elem;
-            for (slot, v) in data.values[offset..offset + count].iter_mut().zip(values) {
-                *slot = round_to(elem, v);
+            for (i, v) in run.positions(count).zip(values) {
+                data.values[i] = round_to(elem, v);
             }
         }
         Ok(())
@@ -769,14 +780,16 @@ impl Warp {
             let (si, di) = (self.indices(ctx, op, "src_indices", lane)?, self.indices(ctx, op, "dst_indices", lane)?);
             let mut values = vec![0.0; n];
             if src_elements > 0 {
-                let (offset, _) = self.access(ctx, op, lane, sm, &si, src_elements, Some(size))?;
+                let (run, _) = self.access(ctx, op, lane, sm, &si, src_elements, Some(size))?;
                 let MemRef::Global(g) = sm else { return Err(malformed(op)) };
                 let data = ctx.args[g].as_tile().ok_or_else(|| self.undefined(ctx, op, lane))?;
-                values[..src_elements].copy_from_slice(&data.values[offset..offset + src_elements]);
+                for (slot, i) in values.iter_mut().zip(run.positions(src_elements)) {
+                    *slot = data.values[i];
+                }
             }
-            let (offset, bytes) = self.access(ctx, op, lane, dm, &di, n, Some(size))?;
+            let (run, bytes) = self.access(ctx, op, lane, dm, &di, n, Some(size))?;
             let MemRef::Shared(tile) = dm else { return Err(malformed(op)) };
-            ctx.shared.issue((self.id * 32 + lane) as usize, PendingCopy { tile, offset, values, bytes });
+            ctx.shared.issue((self.id * 32 + lane) as usize, PendingCopy { tile, run, values, bytes });
         }
         Ok(())
     }

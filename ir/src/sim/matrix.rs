@@ -2,7 +2,8 @@
 //!
 //! With `.x1`, `.x2` or `.x4` (`numTiles` = n), lanes `8i .. 8i+7` give the shared addresses of rows
 //! `0 .. 7` of matrix `i`; each row is 8 contiguous 16-bit elements (16 bytes) at a 16-byte aligned address.
-//! The addresses of lanes `8n ..` are ignored. Register `i` of lane `t` holds matrix `i`'s row `t / 4`,
+//! The addresses of lanes `8n ..` are ignored. A row is consecutive in memory: in a `#col_major` tile it
+//! runs down a column (see `memory`). Register `i` of lane `t` holds matrix `i`'s row `t / 4`,
 //! columns `2 (t % 4)` and `2 (t % 4) + 1` (low half first); with `.trans` it holds column `t / 4`, rows
 //! `2 (t % 4)` and `2 (t % 4) + 1`, i.e. each 8x8 matrix arrives transposed. `stmatrix` moves the same
 //! elements the other way.
@@ -13,7 +14,7 @@ use crate::types::Type;
 
 use super::error::SimError;
 use super::exec::{Ctx, Val, Warp};
-use super::memory::MemRef;
+use super::memory::{MemRef, Run};
 
 /// `numTiles` and `transpose`, and a check that `ty` is the per-lane fragment `vector<n x 2 x b16>`.
 fn matrix_form(ctx: &Ctx<'_>, op: &Operation, ty: &Type, mem: crate::body::Value) -> Result<(usize, bool), SimError> {
@@ -44,8 +45,8 @@ fn element_of(lane: usize, j: usize, trans: bool) -> (usize, usize) {
     }
 }
 
-/// The row address (tile offset) given by each of the lanes `0 .. 8n`.
-fn row_offsets(w: &Warp, ctx: &Ctx<'_>, op: &Operation, mem_value: crate::body::Value, n: usize) -> Result<(usize, Vec<usize>), SimError> {
+/// Where the row addressed by each of the lanes `0 .. 8n` is in the tile's data.
+fn row_offsets(w: &Warp, ctx: &Ctx<'_>, op: &Operation, mem_value: crate::body::Value, n: usize) -> Result<(usize, Vec<Run>), SimError> {
     let mut tile = None;
     let mut offsets = Vec::with_capacity(8 * n);
     for lane in 0..(8 * n) as u32 {
@@ -55,8 +56,8 @@ fn row_offsets(w: &Warp, ctx: &Ctx<'_>, op: &Operation, mem_value: crate::body::
         };
         tile = Some(t);
         let index = w.indices(ctx, op, "indices", lane)?;
-        let (offset, _) = w.access(ctx, op, lane, mem, &index, 8, Some(16))?;
-        offsets.push(offset);
+        let (run, _) = w.access(ctx, op, lane, mem, &index, 8, Some(16))?;
+        offsets.push(run);
     }
     Ok((tile.unwrap_or(0), offsets))
 }
@@ -70,7 +71,7 @@ pub(super) fn ldmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation) -> Resul
     // Phase 1: lanes 0 .. 8n read their row.
     let (tile, offsets) = row_offsets(w, ctx, op, src, n)?;
     let data = &ctx.shared.tiles[tile].data.values;
-    let rows: Vec<&[f64]> = offsets.iter().map(|&o| &data[o..o + 8]).collect();
+    let rows: Vec<Vec<f64>> = offsets.iter().map(|&run| run.positions(8).map(|i| data[i]).collect()).collect();
     // Phase 2: the rows are distributed over the warp.
     for lane in 0..32usize {
         let mut v = Vec::with_capacity(2 * n);
@@ -107,8 +108,10 @@ pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation) -> Resul
         }
     }
     let data = &mut ctx.shared.tiles[tile].data.values;
-    for (row, &offset) in rows.iter().zip(&offsets) {
-        data[offset..offset + 8].copy_from_slice(row);
+    for (row, &run) in rows.iter().zip(&offsets) {
+        for (i, &v) in run.positions(8).zip(row) {
+            data[i] = v;
+        }
     }
     Ok(())
 }

@@ -3,7 +3,15 @@
 //!
 //! Addresses: global tiles start at 256-byte aligned addresses (as `cudaMalloc` gives); shared tiles are
 //! placed in the order their `tile.alloc_shared` ops appear in the kernel, each at a 128-byte aligned
-//! offset. Elements are row-major inside a tile. Alignment checks use these addresses.
+//! offset. Alignment checks use these addresses.
+//!
+//! Storage order: a tile's data is held in logical row-major order (the caller's [`TensorData`]), but an
+//! access of several elements (a vector load or store, an `ldmatrix` row, a `cp.async`) moves elements that
+//! are consecutive *in memory*, as the hardware does: along the last axis of a row-major tile, along the
+//! first axis (down a column) of a rank-2 `#col_major` one. Byte addresses are those of the storage order,
+//! so alignment and pending-copy checks see what the GPU sees. An XOR swizzle (`#swizzle<B, M, S, base>`)
+//! only permutes whole `2^M`-element chunks of its base layout; the accesses it is used with are aligned
+//! to the chunk and never straddle one, so the simulator addresses a swizzled tile by its base layout.
 
 use std::collections::VecDeque;
 
@@ -11,7 +19,8 @@ use crate::body::{Func, OpId};
 use crate::data::{round_to, TensorData};
 use crate::diag::Span;
 use crate::ops::OpKind;
-use crate::types::Type;
+use crate::layout::Layout;
+use crate::types::{TileType, Type};
 
 use super::error::SimError;
 
@@ -36,7 +45,50 @@ pub(super) struct SharedTile {
     pub op: OpId,
     /// Byte address in the block's shared memory.
     pub base: u64,
+    pub storage: Storage,
     pub data: TensorData,
+}
+
+/// Which axis of a tile runs contiguously in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Storage {
+    /// The last axis (the default, `#row_major`, and swizzles of it).
+    RowMajor,
+    /// The first axis of a rank-2 tile (`#col_major`, and swizzles of it).
+    ColMajor,
+}
+
+impl Storage {
+    /// The storage order of a tile type's layout.
+    pub fn of(ty: &TileType) -> Storage {
+        fn base_is_col_major(l: &Layout) -> bool {
+            match l {
+                Layout::ColMajor => true,
+                Layout::Swizzled { base, .. } => base_is_col_major(base),
+                _ => false,
+            }
+        }
+        match &ty.layout {
+            Some(l) if ty.rank() == 2 && base_is_col_major(l) => Storage::ColMajor,
+            _ => Storage::RowMajor,
+        }
+    }
+}
+
+/// Where the elements of one access are: element `k` of it is `data.values[start + k * stride]` (the tile's
+/// data is logically row-major), and its storage offset is `physical + k`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Run {
+    pub start: usize,
+    pub stride: usize,
+    pub physical: usize,
+}
+
+impl Run {
+    /// The positions in the tile's (logical row-major) data of the `count` elements of the access.
+    pub fn positions(self, count: usize) -> impl Iterator<Item = usize> {
+        (0..count).map(move |k| self.start + k * self.stride)
+    }
 }
 
 /// The static layout of the kernel's shared tiles: one per `tile.alloc_shared` op, in program order.
@@ -72,7 +124,7 @@ impl SharedLayout {
                 return Err(SimError::SharedMemoryExceeded { span: o.span, bytes: next, limit: SHARED_MEMORY_LIMIT });
             }
             let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
-            tiles.push(SharedTile { op, base, data: TensorData::zeros(&shape, t.elem) });
+            tiles.push(SharedTile { op, base, storage: Storage::of(t), data: TensorData::zeros(&shape, t.elem) });
         }
         Ok(SharedLayout { tiles, bytes: next })
     }
@@ -82,8 +134,8 @@ impl SharedLayout {
 #[derive(Clone, Debug)]
 pub(super) struct PendingCopy {
     pub tile: usize,
-    /// Row-major offset of the first destination element.
-    pub offset: usize,
+    /// Where the destination elements are in the tile's data.
+    pub run: Run,
     /// The values read from global memory, zero-filled past `src_elements`.
     pub values: Vec<f64>,
     /// Byte range in shared memory.
@@ -160,31 +212,39 @@ impl BlockShared {
             }
         }
         let data = &mut self.tiles[copy.tile].data;
-        for (i, v) in copy.values.into_iter().enumerate() {
-            if let Some(slot) = data.values.get_mut(copy.offset + i) {
+        let count = copy.values.len();
+        for (i, v) in copy.run.positions(count).zip(copy.values) {
+            if let Some(slot) = data.values.get_mut(i) {
                 *slot = round_to(data.elem, v);
             }
         }
     }
 }
 
-/// The row-major offset of `index` in a tile of `shape`, when every coordinate is inside and `count`
-/// elements starting there stay inside the last axis.
-pub(super) fn offset_of(shape: &[usize], index: &[i64], count: usize) -> Option<usize> {
+/// Where an access of `count` elements starting at `index` is, in a tile of `shape` stored in `storage`
+/// order: `None` unless every coordinate is inside and the `count` elements stay inside the contiguous axis.
+pub(super) fn locate(shape: &[usize], storage: Storage, index: &[i64], count: usize) -> Option<Run> {
     if index.len() != shape.len() || shape.is_empty() {
         return None;
     }
-    let mut offset = 0usize;
-    for (axis, (&i, &n)) in index.iter().zip(shape).enumerate() {
-        if i < 0 || i as usize >= n {
-            return None;
-        }
-        if axis + 1 == shape.len() && i as usize + count > n {
-            return None;
-        }
-        offset = offset * n + i as usize;
+    let inside = |axis: usize| {
+        let (i, n) = (index[axis], shape[axis]);
+        i >= 0 && (i as usize) < n
+    };
+    if !(0..shape.len()).all(inside) {
+        return None;
     }
-    Some(offset)
+    let row_major = index.iter().zip(shape).fold(0usize, |acc, (&i, &n)| acc * n + i as usize);
+    match (storage, shape) {
+        (Storage::ColMajor, &[rows, cols]) => {
+            let (r, c) = (index[0] as usize, index[1] as usize);
+            (r + count <= rows).then_some(Run { start: row_major, stride: cols, physical: c * rows + r })
+        }
+        _ => {
+            let last = shape.len() - 1;
+            (index[last] as usize + count <= shape[last]).then_some(Run { start: row_major, stride: 1, physical: row_major })
+        }
+    }
 }
 
 /// Byte address of element `offset` of a tile starting at `base`, and the byte just past `count` elements.

@@ -16,7 +16,9 @@
 //!   place); shared tiles come from `tile.alloc_shared` (laid out statically, 128-byte aligned, in the order of
 //!   the ops; global tiles 256-byte aligned); registers hold scalars and vectors per lane. Every access is
 //!   bounds-checked ([`SimError::OutOfBounds`] names the lane and index) and vector accesses are checked for
-//!   alignment to their size.
+//!   alignment to their size. An access of several elements (vector, `ldmatrix` row, `cp.async`) moves
+//!   elements consecutive in memory: along the last axis, or down a column of a rank-2 `#col_major` tile
+//!   (global or shared), whose data the caller still gives in logical row-major order.
 //! - `nvgpu.device_async_copy` reads global memory when it is issued, but its data lands in shared memory only
 //!   when a `nvgpu.device_async_wait` of the issuing thread covers its group (or when the block ends).
 //!   Reading or writing shared bytes that a pending copy will write is reported as

@@ -26,6 +26,13 @@
 //! When no `ldmatrix` fits (32-bit or 8-bit elements, or an incompatible layout or swizzle), the plan
 //! falls back to per-thread `nvgpu.load`s of the widest vector (at most 16 bytes) of elements that are
 //! consecutive in both the register order and the memory layout, and says so.
+//!
+//! A source whose storage runs down the columns (`#col_major`, possibly swizzled: offset bit 0 moves to
+//! the next row) is planned on its transpose: the `row`/`col` outputs of the memory layout and of the
+//! destination are exchanged, so that the rows above are its storage rows, and the plan's addresses are
+//! exchanged back. `ldmatrix` (and a vector load) moves elements consecutive in storage order, which in a
+//! column-major tile are consecutive rows (see `tilec_ir::sim`); so the m16n8k16 A fragment, which is
+//! `ldmatrix` of a row-major tile, is `ldmatrix.trans` of a column-major one, and B the other way round.
 
 use std::fmt;
 
@@ -88,6 +95,9 @@ pub struct CopyPlan {
     pub warp_bases: Vec<(u32, u32)>,
     /// Why `ldmatrix` was not used, for a fallback plan.
     pub fallback_reason: Option<String>,
+    /// Planned on the transpose (the source's storage runs down its columns); the addresses above are in
+    /// the source's own `(row, col)`.
+    pub transposed: bool,
 }
 
 fn named_bases(l: &LinearLayout, dim: &str) -> Vec<(u32, u32)> {
@@ -139,11 +149,56 @@ fn aligned8(&(r, c): &(u32, u32)) -> bool {
     r % 8 == 0 && c % 8 == 0
 }
 
+impl SharedSource {
+    /// Whether consecutive elements in memory are consecutive rows (offset bit 0 moves down a column), as in
+    /// a `#col_major` tile, swizzled or not.
+    pub fn runs_down_columns(&self) -> bool {
+        let first = self.memory.in_dim_names().first().map(|d| d.to_string());
+        let step = first.map(|d| named_bases(&self.memory, &d)).and_then(|b| b.first().copied());
+        matches!(step, Some((r, 0)) if r != 0)
+    }
+}
+
+/// The same layout with its `row` and `col` outputs exchanged: the layout of the transposed tile.
+fn swap_row_col(l: &LinearLayout) -> Result<LinearLayout, String> {
+    let ins: Vec<(String, Vec<Vec<u32>>)> =
+        l.in_dim_names().into_iter().map(|d| (d.to_string(), l.bases(d).unwrap_or_default().to_vec())).collect();
+    let outs: Vec<(String, u32)> = l
+        .out_dims()
+        .map(|(d, size)| (match d { "row" => "col", "col" => "row", other => other }.to_string(), size))
+        .collect();
+    LinearLayout::new(ins, outs).map_err(|e| format!("transposing a layout: {e}"))
+}
+
 impl CopyPlan {
     /// Plans the copy of `source` into registers distributed by `dst` (`register`, `lane`, `warp` →
     /// `row`, `col`, covering the source's shape). Errors only when even per-thread loads cannot express
     /// the layout (a non-additive destination).
     pub fn new(source: SharedSource, dst: &LinearLayout) -> Result<CopyPlan, String> {
+        if !source.runs_down_columns() {
+            return Self::plan(source, dst);
+        }
+        let transposed_source = SharedSource {
+            rows: source.cols,
+            cols: source.rows,
+            elem_bits: source.elem_bits,
+            memory: swap_row_col(&source.memory)?,
+            memory_name: source.memory_name.clone(),
+        };
+        let plan = Self::plan(transposed_source, &swap_row_col(dst)?)?;
+        let swap = |v: &[(u32, u32)]| v.iter().map(|&(r, c)| (c, r)).collect::<Vec<_>>();
+        Ok(CopyPlan {
+            instances: plan.instances.iter().map(|i| CopyInstance { first_register: i.first_register, origin: (i.origin.1, i.origin.0) }).collect(),
+            lane_bases: swap(&plan.lane_bases),
+            warp_bases: swap(&plan.warp_bases),
+            transposed: true,
+            source,
+            ..plan
+        })
+    }
+
+    /// [`CopyPlan::new`] for a source whose rows are its storage rows.
+    fn plan(source: SharedSource, dst: &LinearLayout) -> Result<CopyPlan, String> {
         let bases = DistributedBases::of(dst);
         if bases.lane.len() != 5 {
             return Err(format!("the destination layout has {} lane bits, not 5", bases.lane.len()));
@@ -203,6 +258,7 @@ impl CopyPlan {
             lane_bases,
             warp_bases: bases.warp.clone(),
             fallback_reason: None,
+            transposed: false,
         };
         plan.check_rows_contiguous(8, 32.min(8 * num))?;
         Ok(plan)
@@ -230,6 +286,7 @@ impl CopyPlan {
                 lane_bases: bases.lane.clone(),
                 warp_bases: bases.warp.clone(),
                 fallback_reason: None,
+                transposed: false,
             };
             match plan.check_rows_contiguous(width, 32) {
                 Ok(()) => return Ok(plan),
@@ -308,10 +365,18 @@ impl fmt::Display for CopyPlan {
             self.instruction_count(),
             self.values_per_instance
         )?;
+        if self.transposed {
+            writeln!(f, "  planned on the transpose: the tile's storage runs down its columns")?;
+        }
         if let Some(why) = &self.fallback_reason {
             writeln!(f, "  fallback: {why}")?;
         }
-        let what = if matches!(self.instr, CopyInstr::LdMatrix { .. }) { "row address" } else { "first element" };
+        let what = match (self.instr, self.transposed) {
+            (CopyInstr::LdMatrix { .. }, false) => "row address",
+            // The storage rows ldmatrix reads are columns of the tile.
+            (CopyInstr::LdMatrix { .. }, true) => "column address",
+            _ => "first element",
+        };
         writeln!(f, "  lane bits -> {what}: {}", show_bases(&self.lane_bases))?;
         writeln!(f, "  warp bits -> offset: {}", show_bases(&self.warp_bases))?;
         for (i, inst) in self.instances.iter().enumerate() {

@@ -2,7 +2,8 @@
 //!
 //! Element `r` of a thread is at `register_coord(r) + lane part + warp part` of the tile (additive
 //! layout). Two consecutive register values on consecutive columns are stored as one `vector<2xT>`
-//! when that is 2-element aligned and fully inside the global tile, else as scalars. Unless the window
+//! when that is 2-element aligned and fully inside a row-major global tile, else as scalars (always
+//! into a `#col_major` one, where consecutive columns are not consecutive in memory). Unless the window
 //! is statically inside a static global tile, every store is predicated (`if %mask`): the vector store
 //! on `row < rows && col + 1 < cols && (row * cols + col) % 2 == 0`, each scalar store on being in bounds
 //! and the vector store not being taken. The duplicate lanes of a replicated layout store equal values.
@@ -37,7 +38,10 @@ impl<'f> Lowering<'f> {
             _ => (false, false),
         };
         let bases = frags.bases.clone();
-        let pairs = bases.register.first() == Some(&(0, 1))
+        // A vector store moves elements consecutive in memory: along a row only in a row-major tile (a
+        // column-major destination gets scalar stores).
+        let pairs = !super::is_col_major(&gt)
+            && bases.register.first() == Some(&(0, 1))
             && bases.lane.iter().chain(&bases.warp).all(|&(_, c)| c % 2 == 0)
             && frags.elem.bit_width() * 2 <= 64;
         let width = if pairs { 2 } else { 1 };

@@ -7,7 +7,8 @@
 //! a `vector<V/2 x 2 x T>` (`vector<V/4 x 4 x T>` for 8-bit elements), element `[i][j]` being value
 //! `i * inner + j`: the shapes MLIR's `nvgpu.mma.sync` takes.
 //!
-//! One function per op kind, in its own file: [`copy_g2s`] (`tile.copy_g2s` → `device_async_copy`),
+//! One function per op kind, in its own file: [`copy_g2s`] (`tile.copy_g2s` → `device_async_copy`;
+//! [`copy_g2s_col_major`] for column-major tiles),
 //! [`copy_s2r`] (`tile.copy_s2r` → a [`CopyPlan`] executed as `ldmatrix` or loads), [`mma`]
 //! (`tile.mma` → `mma.sync`), [`copy_r2g`] (`tile.copy_r2g` → predicated stores), [`elementwise`]
 //! (`fill`, `splat`, binary ops, `select`, `cast` on fragments), [`control`] (`tile.for` with expanded
@@ -15,11 +16,12 @@
 //!
 //! Not supported (a diagnostic at the op): `tile.copy_r2s`, windowed `tile.copy_s2r` at a non-zero
 //! offset, register tiles whose layouts differ across an elementwise op, casts that change the fragment
-//! shape (8-bit ↔ wider).
+//! shape (8-bit ↔ wider), `tile.copy_g2s` between a row-major and a column-major tile (it would transpose).
 
 pub mod copy_plan;
 mod control;
 mod copy_g2s;
+mod copy_g2s_col_major;
 mod copy_r2g;
 mod copy_s2r;
 mod elementwise;
@@ -44,6 +46,19 @@ pub fn lower_tile_to_nvgpu(module: &mut Module) -> Result<(), Diagnostic> {
         lower_func(func)?;
     }
     Ok(())
+}
+
+/// Whether a rank-2 tile is stored column by column (`#col_major`, or a swizzle of it): its multi-element
+/// accesses run down a column.
+pub(crate) fn is_col_major(t: &tilec_ir::TileType) -> bool {
+    fn base(l: &Layout) -> bool {
+        match l {
+            Layout::ColMajor => true,
+            Layout::Swizzled { base: b, .. } => base(b),
+            _ => false,
+        }
+    }
+    t.rank() == 2 && t.layout.as_ref().is_some_and(base)
 }
 
 /// How one register tile is represented after lowering.
@@ -190,7 +205,12 @@ impl<'f> Lowering<'f> {
             let next = ops.get(i + 1).map(|&o| self.func.body.op(o).kind);
             let replaced = match kind {
                 OpKind::CopyG2S => {
-                    self.lower_copy_g2s(id, prev != Some(OpKind::CopyG2S), next != Some(OpKind::CopyG2S), in_loop)?;
+                    let (first, last) = (prev != Some(OpKind::CopyG2S), next != Some(OpKind::CopyG2S));
+                    if self.copy_g2s_is_col_major(id) {
+                        self.lower_copy_g2s_col_major(id, first, last, in_loop)?;
+                    } else {
+                        self.lower_copy_g2s(id, first, last, in_loop)?;
+                    }
                     true
                 }
                 OpKind::CopyS2R => {

@@ -6,9 +6,10 @@
 //! `tilec_layout::Swizzle`). Global offsets are computed in `i64` (extents may be run-time values); shared
 //! offsets in `i32` (shared tiles are small and static), which keeps address arithmetic 32-bit.
 //!
-//! An access of `run` contiguous elements (a vector load, `ldmatrix` row, `cp.async`) must stay
-//! contiguous through the layout: the base layout must be row-major, and every swizzle must leave the low
-//! `log2(run)` offset bits alone (`2^M >= run`).
+//! An access of `run` contiguous elements (a vector load, `ldmatrix` row, `cp.async`) moves `run`
+//! elements consecutive in the tile's storage order, from the address of its first index: along the last
+//! axis of a row-major tile, down a column of a column-major one (as the warp simulator reads them). Every
+//! swizzle must leave the low `log2(run)` offset bits alone (`2^M >= run`) so the run stays contiguous.
 
 use inkwell::types::BasicType;
 use inkwell::values::{IntValue, PointerValue};
@@ -41,19 +42,19 @@ pub(super) struct MemRef<'ctx> {
 }
 
 impl MemRef<'_> {
-    /// Whether `run` consecutive elements along the last axis are consecutive in memory.
+    /// Whether `run` elements consecutive in the base layout's storage order stay consecutive in memory.
     fn keeps_contiguous(&self, run: u64) -> bool {
-        fn check(layout: &Layout, rank: usize, run: u64) -> bool {
+        fn check(layout: &Layout, run: u64) -> bool {
             match layout {
-                Layout::RowMajor => true,
-                Layout::ColMajor => rank <= 1,
+                // A run follows the storage order: the last axis, or down a column of a col-major tile.
+                Layout::RowMajor | Layout::ColMajor => true,
                 Layout::Swizzled { swizzle, base } => {
-                    (swizzle.bits == 0 || (1u64 << swizzle.base) >= run) && check(base, rank, run)
+                    (swizzle.bits == 0 || (1u64 << swizzle.base) >= run) && check(base, run)
                 }
                 _ => false,
             }
         }
-        run <= 1 || check(&self.layout, self.extents.len(), run)
+        run <= 1 || check(&self.layout, run)
     }
 }
 

@@ -3,8 +3,9 @@
 //! Every tile is addressed through a flat 1-D memref; the element offset of logical indices `(row, col, …)`
 //! comes from the tile's layout, computed with `arith` on `index` values exactly as the LLVM backend's
 //! `memory.rs` does: `#row_major` (default), `#col_major` (rank 2), and `#swizzle<B, M, S, base>`
-//! (`o ^ ((o & (((1 << B) - 1) << (M + S))) >> S)`). A contiguous access of `run` elements must stay
-//! contiguous through the layout.
+//! (`o ^ ((o & (((1 << B) - 1) << (M + S))) >> S)`). A contiguous access of `run` elements moves elements
+//! consecutive in the tile's storage order (along the last axis of a row-major tile, down a column of a
+//! column-major one), so it must stay contiguous through any swizzle.
 
 use tilec_ir::body::{Operation, Value};
 use tilec_ir::layout::Layout;
@@ -37,17 +38,17 @@ pub(super) struct MemRef {
 
 impl MemRef {
     fn keeps_contiguous(&self, run: u64) -> bool {
-        fn check(layout: &Layout, rank: usize, run: u64) -> bool {
+        fn check(layout: &Layout, run: u64) -> bool {
             match layout {
-                Layout::RowMajor => true,
-                Layout::ColMajor => rank <= 1,
+                // A run follows the storage order: the last axis, or down a column of a col-major tile.
+                Layout::RowMajor | Layout::ColMajor => true,
                 Layout::Swizzled { swizzle, base } => {
-                    (swizzle.bits == 0 || (1u64 << swizzle.base) >= run) && check(base, rank, run)
+                    (swizzle.bits == 0 || (1u64 << swizzle.base) >= run) && check(base, run)
                 }
                 _ => false,
             }
         }
-        run <= 1 || check(&self.layout, self.extents.len(), run)
+        run <= 1 || check(&self.layout, run)
     }
 }
 
