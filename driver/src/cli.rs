@@ -45,6 +45,10 @@ pub enum Command {
     /// Time a GEMM kernel against cuBLAS on the GPU (same process, same inputs) and check its result against
     /// cuBLAS's; or, with --bundle, write one bench bundle per shape for `tilec-gpu-runner bench`.
     Bench(BenchArgs),
+    /// Search a GEMM kernel's attributes (pipeline_stages, num_warps, fragments_ahead) on the GPU and write the
+    /// fastest as attributes; or, with --bundle, write one bench bundle per candidate for
+    /// `tilec-gpu-runner tune`; or, with --results, write the fastest of the runner's records.
+    Tune(TuneArgs),
 }
 
 /// Compile a `.tir` file (the default command).
@@ -305,4 +309,75 @@ pub struct BenchArgs {
     /// The kernel to benchmark when the file has several.
     #[arg(long = "func", value_name = "NAME")]
     pub func: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Input file (`-` for standard input): a GEMM kernel, as for `tilec bench`.
+    pub input: String,
+    /// The problem size `M,N,K` to tune for (with --results: only the records of this shape count).
+    #[arg(long, value_name = "M,N,K", required_unless_present = "results")]
+    pub shape: Option<String>,
+    /// GPU architecture of the PTX. Default: this machine's GPU, or sm_90 with --bundle.
+    #[arg(long, value_name = "sm_80|sm_86|sm_89|sm_90")]
+    pub target: Option<String>,
+    /// Backend that compiles the kernel's PTX: `llvm` or `mlir`.
+    #[arg(long, value_enum, default_value_t = Backend::Llvm)]
+    pub backend: Backend,
+    /// Stage counts to try (`pipeline_stages`).
+    #[arg(long, value_name = "N,...", value_delimiter = ',', default_values_t = [2u32, 3, 4, 5])]
+    pub stages: Vec<u32>,
+    /// Warps per block to try (`num_warps`).
+    #[arg(long, value_name = "N,...", value_delimiter = ',', default_values_t = [4u32, 8])]
+    pub warps: Vec<u32>,
+    /// Whether to try loading register fragments one iteration ahead (`fragments_ahead`): on, off or both.
+    #[arg(long, value_name = "on|off,...", value_delimiter = ',', default_values_t = [OnOff::On, OnOff::Off])]
+    pub fragments: Vec<OnOff>,
+    /// Timed launches of each candidate (median reported).
+    #[arg(long, default_value_t = 50)]
+    pub repeat: u32,
+    /// Untimed launches before the timed ones.
+    #[arg(long, default_value_t = 10)]
+    pub warmup: u32,
+    /// Seed of the inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Do not run: write one bench bundle per candidate into DIR/<file>_<candidate> for
+    /// `tilec-gpu-runner tune DIR --json FILE` on the GPU machine.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["results", "output", "in_place", "json"])]
+    pub bundle: Option<String>,
+    /// Do not run: read the records `tilec-gpu-runner tune --json` wrote and write the fastest candidate.
+    #[arg(long, value_name = "FILE", conflicts_with = "json")]
+    pub results: Option<String>,
+    /// Where to write the input with the best attributes set on its kernel (`-`: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE", conflicts_with = "in_place")]
+    pub output: Option<String>,
+    /// Rewrite the input file itself (atomically) with the best attributes.
+    #[arg(long)]
+    pub in_place: bool,
+    /// Append one JSON line per candidate to this file (runs on this machine's GPU only).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Say why each skipped candidate does not lower (the full diagnostic).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// The kernel to tune when the file has several.
+    #[arg(long = "func", value_name = "NAME")]
+    pub func: Option<String>,
+}
+
+/// `on` or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+impl fmt::Display for OnOff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OnOff::On => "on",
+            OnOff::Off => "off",
+        })
+    }
 }

@@ -49,6 +49,7 @@ fn run(cli: Cli) -> Result<String, DriverError> {
         Some(Command::Compare(args)) => commands::compare::run(&args),
         Some(Command::Run(args)) => commands::run::run(&args),
         Some(Command::Bench(args)) => commands::bench::run(&args),
+        Some(Command::Tune(args)) => commands::tune::run(&args),
         None => {
             let mut args = cli.compile;
             args.input = args.input_path.clone().ok_or_else(|| {

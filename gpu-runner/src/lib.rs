@@ -3,10 +3,12 @@
 //! under 1 MB, so it can be carried to a GPU machine. Checking the numbers is `tilec`'s job.
 //!
 //! [`bench`] times a GEMM kernel against cuBLAS (opened at run time as well) on inputs made on the GPU
-//! machine, and checks the kernel's result against cuBLAS's.
+//! machine, and checks the kernel's result against cuBLAS's. [`tune`] runs the candidate configurations of one
+//! kernel that way and ranks them (`tilec tune`).
 
 pub mod bench;
 pub mod bundle;
+pub mod tune;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

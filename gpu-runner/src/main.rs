@@ -1,12 +1,16 @@
 //! `tilec-gpu-runner BUNDLE_DIR...`: runs each bundle (see `bundle.rs`) on GPU 0.
 //! `tilec-gpu-runner bench BENCH_DIR... [--json FILE]`: times each bench bundle (see `bench/spec.rs`, written by
 //! `tilec bench --bundle`) against cuBLAS and checks it; with `--json`, appends one JSON line per shape to FILE.
+//! `tilec-gpu-runner tune DIR... [--json FILE]`: runs tune candidates (bench bundles with a `tune.json`, written by
+//! `tilec tune --bundle DIR`; DIR itself stands for all of them) with a progress bar, prints the ranked table and,
+//! with `--json`, appends one JSON line per candidate to FILE for `tilec tune --results FILE`.
 //! Exit codes: 0 ok, 1 a bad bundle, a failed launch or a failed check, 2 no GPU/driver/cuBLAS.
 
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: tilec-gpu-runner BUNDLE_DIR...                  run bundles (bundle.json, see gpu-runner/src/bundle.rs)
-       tilec-gpu-runner bench BENCH_DIR... [--json FILE]  time GEMMs against cuBLAS (bench.json, from `tilec bench --bundle`)";
+       tilec-gpu-runner bench BENCH_DIR... [--json FILE]  time GEMMs against cuBLAS (bench.json, from `tilec bench --bundle`)
+       tilec-gpu-runner tune DIR... [--json FILE]         rank tune candidates (from `tilec tune --bundle DIR`)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -14,7 +18,8 @@ fn main() {
         eprintln!("{USAGE}");
         std::process::exit(if args.is_empty() { 1 } else { 0 });
     }
-    let result = if args[0] == "bench" {
+    let result = if args[0] == "bench" || args[0] == "tune" {
+        let command = args[0].as_str();
         let mut dirs = Vec::new();
         let mut json = None;
         let mut rest = args[1..].iter();
@@ -29,9 +34,13 @@ fn main() {
             }
         }
         if dirs.is_empty() {
-            usage_error("bench needs at least one BENCH_DIR");
+            usage_error(&format!("{command} needs at least one directory"));
         }
-        tilec_gpu_runner::bench::run_dirs(&dirs, json.as_deref())
+        if command == "tune" {
+            tilec_gpu_runner::tune::run_dirs(&dirs, json.as_deref())
+        } else {
+            tilec_gpu_runner::bench::run_dirs(&dirs, json.as_deref())
+        }
     } else {
         let dirs: Vec<PathBuf> = args.iter().map(PathBuf::from).collect();
         tilec_gpu_runner::run_all(&dirs)

@@ -166,7 +166,7 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
 }
 
 /// The PTX target for this machine's GPU: the newest tilec target its compute capability runs.
-fn target_of(ctx: &std::sync::Arc<tilec_gpu_runner::CudaContext>) -> Result<String, DriverError> {
+pub(crate) fn target_of(ctx: &std::sync::Arc<tilec_gpu_runner::CudaContext>) -> Result<String, DriverError> {
     let (major, minor) = ctx.compute_capability().map_err(|e| DriverError::Environment(format!("compute capability: {e:?}")))?;
     let cc = (major * 10 + minor) as u32;
     tilec_passes::Target::ALL
@@ -178,7 +178,7 @@ fn target_of(ctx: &std::sync::Arc<tilec_gpu_runner::CudaContext>) -> Result<Stri
 }
 
 /// A shape must agree with the static extents of the kernel's tiles.
-fn check_extents(roles: &GemmRoles, [m, n, k]: [u64; 3]) -> Result<(), DriverError> {
+pub(crate) fn check_extents(roles: &GemmRoles, [m, n, k]: [u64; 3]) -> Result<(), DriverError> {
     let want = [[m, k], [k, n], [m, n]];
     for ((name, extents), want) in ["A", "B", "C"].iter().zip(&roles.extents).zip(want) {
         for axis in 0..2 {
@@ -197,7 +197,7 @@ fn check_extents(roles: &GemmRoles, [m, n, k]: [u64; 3]) -> Result<(), DriverErr
 
 /// The launch grid, derived from the kernel's stores of C (`tilec_ir::interp::default_launch`), which reads
 /// only the tensors' shapes: the tensors here carry no values, so no memory is spent on large shapes.
-fn grid_for(func: &Func, roles: &GemmRoles, gemm: &GemmSpec) -> Result<[u32; 3], tilec_ir::Diagnostic> {
+pub(crate) fn grid_for(func: &Func, roles: &GemmRoles, gemm: &GemmSpec) -> Result<[u32; 3], tilec_ir::Diagnostic> {
     let mut values = Vec::new();
     for (index, &arg) in func.args().iter().enumerate() {
         let shape = |role: Role| {
@@ -224,7 +224,7 @@ fn grid_for(func: &Func, roles: &GemmRoles, gemm: &GemmSpec) -> Result<[u32; 3],
 }
 
 /// The PTX entry's parameters as bench roles, from the kernel's ABI.
-fn abi_params(kernel: &KernelInfo, roles: &GemmRoles) -> Result<Vec<BenchParam>, DriverError> {
+pub(crate) fn abi_params(kernel: &KernelInfo, roles: &GemmRoles) -> Result<Vec<BenchParam>, DriverError> {
     let role = |arg: usize| {
         [(roles.a, Role::A), (roles.b, Role::B), (roles.c, Role::C)].into_iter().find(|&(i, _)| i == arg).map(|(_, r)| r)
     };
@@ -242,7 +242,7 @@ fn abi_params(kernel: &KernelInfo, roles: &GemmRoles) -> Result<Vec<BenchParam>,
 }
 
 /// `DIR/bench.json` and `DIR/kernel.ptx`.
-fn write_bundle(dir: &Path, bundle: &BenchBundle, ptx: &str) -> Result<(), DriverError> {
+pub(crate) fn write_bundle(dir: &Path, bundle: &BenchBundle, ptx: &str) -> Result<(), DriverError> {
     let shown = dir.display().to_string();
     std::fs::create_dir_all(dir).map_err(|e| DriverError::io(&shown, &e))?;
     let json = serde_json::to_string_pretty(bundle).map_err(|e| DriverError::Usage(format!("bench.json: {e}")))?;

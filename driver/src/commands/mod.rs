@@ -9,3 +9,4 @@ pub mod interp;
 pub mod layout;
 pub mod run;
 pub mod sim;
+pub mod tune;

@@ -33,6 +33,14 @@
 //!
 //! Stages: the pass option `stages=N` (2..=8), else the function attribute `pipeline_stages`, else
 //! [`DEFAULT_STAGES`]. A loop that does not match is left alone (a remark says why when it had copies).
+//!
+//! Register fragments: when the compute part starts with the loads of one k sub-step's fragments
+//! (ldmatrix of the copied tiles), those of the next iteration are loaded one iteration ahead, right after
+//! its stage has landed, and carried through the loop (double-buffered registers). The pass option
+//! `fragments=on|off`, else the function attribute `fragments_ahead` (`true` or `false`), else on, decides
+//! whether to do so; the option wins over the attribute as `stages` wins over `pipeline_stages`. Off gives
+//! fewer live registers (less pressure at large warp tiles), on hides the first sub-step's shared-memory
+//! latency; `tilec tune` tries both.
 
 use std::collections::{HashMap, HashSet};
 
@@ -47,13 +55,17 @@ pub const DEFAULT_STAGES: u32 = 4;
 /// The function attribute naming the stage count.
 pub const STAGES_ATTR: &str = "pipeline_stages";
 
+/// The function attribute saying whether register fragments are loaded one iteration ahead (bool, default true).
+pub const FRAGMENTS_AHEAD_ATTR: &str = "fragments_ahead";
+
 /// The `software-pipeline` pass (see the [module documentation](self)).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SoftwarePipeline {
     /// Overrides the function attribute.
     pub stages: Option<u32>,
-    /// Whether to skip loading the first k sub-step's fragments one iteration ahead (`fragments=off`).
-    pub no_fragments_ahead: bool,
+    /// Whether to load the first k sub-step's fragments one iteration ahead (`fragments=on|off`); overrides
+    /// the function attribute `fragments_ahead`.
+    pub fragments_ahead: Option<bool>,
 }
 
 impl SoftwarePipeline {
@@ -61,12 +73,13 @@ impl SoftwarePipeline {
     pub const DESCRIPTION: &'static str =
         "multi-stage cp.async ring for lowered k-loops: prologue, wait numGroups = stages-2, one barrier per step";
 
-    /// Builds the pass from its pipeline options (`stages=N`).
+    /// Builds the pass from its pipeline options (`stages=N`, `fragments=on|off`).
     pub fn from_options(options: &PassOptions) -> Result<SoftwarePipeline, Diagnostic> {
         options.expect_only(Self::NAME, &["stages", "fragments"])?;
-        let no_fragments_ahead = match options.get("fragments") {
-            None | Some("on") => false,
-            Some("off") => true,
+        let fragments_ahead = match options.get("fragments") {
+            None => None,
+            Some("on") => Some(true),
+            Some("off") => Some(false),
             Some(other) => {
                 return Err(Diagnostic::error(options.span, format!("software-pipeline: fragments must be 'on' or 'off', not '{other}'")))
             }
@@ -81,7 +94,7 @@ impl SoftwarePipeline {
                 Some(n)
             }
         };
-        Ok(SoftwarePipeline { stages, no_fragments_ahead })
+        Ok(SoftwarePipeline { stages, fragments_ahead })
     }
 }
 
@@ -104,10 +117,19 @@ impl crate::Pass for SoftwarePipeline {
                     None => DEFAULT_STAGES,
                 },
             };
+            let fragments_ahead = match self.fragments_ahead {
+                Some(on) => on,
+                None => match func.attrs.get(FRAGMENTS_AHEAD_ATTR) {
+                    None => true,
+                    Some(attr) => attr.as_bool().ok_or_else(|| {
+                        Diagnostic::error(func.span, format!("{FRAGMENTS_AHEAD_ATTR} = {attr}: expected true or false"))
+                    })?,
+                },
+            };
             if stages < 2 {
                 continue;
             }
-            for (span, why) in pipeline_func(func, stages, !self.no_fragments_ahead) {
+            for (span, why) in pipeline_func(func, stages, fragments_ahead) {
                 cx.remark(span, format!("software-pipeline: loop left single-stage: {why}"));
             }
         }

@@ -1,0 +1,485 @@
+//! `tilec tune FILE --shape M,N,K`: searches a GEMM kernel's attributes on the GPU and writes the fastest.
+//!
+//! The candidates are every combination of the function attributes the passes honour (the `--stages`,
+//! `--warps` and `--fragments` lists):
+//!
+//! - `pipeline_stages` (2..=5 by default): the depth of software-pipeline's `cp.async` ring;
+//! - `num_warps` (4 and 8): the warps of a block, split into a warp grid by layout-assignment;
+//! - `fragments_ahead` (true and false): whether software-pipeline loads the next k-step's register fragments
+//!   one iteration ahead.
+//!
+//! The block tile and the K-tile are the tile shapes written in the kernel's body, not attributes: tune leaves
+//! them as they are. Each candidate is compiled (the default pipeline, then PTX; then ptxas when one is found,
+//! for its register count and to reject what it would reject); a candidate that does not lower (a warp grid
+//! that does not divide the block tile, a copy the block's threads cannot share evenly, a ring over the
+//! target's shared memory) is skipped, with the first line of its diagnostic on stderr and all of it with
+//! `--verbose`.
+//!
+//! As `tilec bench`, the search runs two ways, sharing [`tilec_gpu_runner::tune`]:
+//!
+//! - here, on a machine with a GPU: every candidate is benchmarked in this process (checked against cuBLAS,
+//!   timed), with a progress bar; the ranked table goes to stderr and the input with the fastest candidate's
+//!   attributes to `-o` (standard output by default) or, with `--in-place`, back into the input file;
+//! - with `--bundle DIR`: one bench bundle per candidate in `DIR/<file>_<candidate>/` (PTX, `bench.json`, and
+//!   `tune.json` naming the candidate's attributes), for `tilec-gpu-runner tune DIR --json RECORDS` on the GPU
+//!   machine; then `tilec tune FILE --results RECORDS` here writes the fastest candidate that checked.
+//!
+//! The output is the input as the IR printer prints it, with the attributes set on the kernel function: the
+//! same program, in canonical form (comments are not kept). All files are written atomically.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use tilec_gpu_runner::bench::{self as runner, BenchBundle, GemmSpec};
+use tilec_gpu_runner::tune::{self, attrs_text, AttrValue, Candidate, TuneJob, TuneRecord, TUNE_JSON};
+use tilec_ir::{Attribute, Func, Module, SourceFile};
+use tilec_passes::layout_assignment::{DEFAULT_NUM_WARPS, NUM_WARPS_ATTR};
+use tilec_passes::pipelining::{DEFAULT_STAGES, FRAGMENTS_AHEAD_ATTR, STAGES_ATTR};
+
+use crate::cli::{Backend, OnOff, TuneArgs};
+use crate::commands::bench::{abi_params, check_extents, grid_for, parse_shape, roles, target_of, write_bundle};
+use crate::commands::bundle::lower_kernel;
+use crate::commands::interp::select_func;
+use crate::error::DriverError;
+use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
+
+/// The function attributes `tilec tune` sets (and the only ones `--results` may write).
+pub const TUNED_ATTRS: [&str; 3] = [STAGES_ATTR, NUM_WARPS_ATTR, FRAGMENTS_AHEAD_ATTR];
+
+/// `alpha` and `beta` for kernels that take them: `tilec bench`'s defaults (nonzero beta, so C is read too).
+const ALPHA: f32 = 1.5;
+const BETA: f32 = -0.5;
+
+/// A compiled candidate, with its shared memory (static and dynamic) for the report.
+struct Compiled {
+    job: TuneJob,
+    shared_bytes: u64,
+}
+
+/// A candidate that was not compiled, and why.
+struct Skipped {
+    name: String,
+    attrs: BTreeMap<String, AttrValue>,
+    /// One line: `file:line:col: error: ...` or the backend's or ptxas's first line.
+    reason: String,
+    /// All of it.
+    detail: String,
+}
+
+pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
+    if args.in_place && args.input == "-" {
+        return Err(DriverError::Usage("--in-place needs an input file, not standard input".into()));
+    }
+    if args.results.is_some() {
+        return apply_results(args);
+    }
+    let shape_text = args.shape.as_deref().ok_or_else(|| DriverError::Usage("--shape M,N,K is required (or --results FILE)".into()))?;
+    let [m, n, k] = parse_shape(shape_text)?;
+    if args.repeat == 0 {
+        return Err(DriverError::Usage("--repeat must be at least 1".into()));
+    }
+    let space = candidates(args)?;
+
+    // On the GPU: fail fast, before compiling, when there is no GPU or no cuBLAS.
+    let gpu = match args.bundle {
+        Some(_) => None,
+        None => {
+            let env = |e: tilec_gpu_runner::RunError| DriverError::Environment(e.to_string());
+            let ctx = runner::open_bench_gpu().map_err(env)?;
+            let stream = ctx.default_stream();
+            let cublas = runner::Cublas::new(&stream).map_err(env)?;
+            Some((ctx, stream, cublas))
+        }
+    };
+    let target_name = match (&args.target, &gpu) {
+        (Some(t), _) => t.clone(),
+        (None, Some((ctx, _, _))) => target_of(ctx)?,
+        (None, None) => "sm_90".to_string(),
+    };
+    let target: tilec_passes::Target = target_name.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
+    let backend_target: tilec_lower_ptx::Target =
+        target_name.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
+
+    let source = read_source(&args.input)?;
+    let module = parse_and_verify(&source)?;
+    let func = select_func(&module, args.func.as_deref())?;
+    let roles = roles::infer(func).map_err(|d| diagnostics(&source, vec![d]))?;
+    check_extents(&roles, [m, n, k])?;
+    let gemm = GemmSpec {
+        m,
+        n,
+        k,
+        a: roles.operands[0],
+        b: roles.operands[1],
+        c: roles.operands[2],
+        alpha: roles.alpha.map(|_| ALPHA),
+        beta: roles.beta.map(|_| BETA),
+    };
+    gemm.validate().map_err(DriverError::Usage)?;
+    // The grid comes from the block tile in the body, which no candidate changes.
+    let grid = grid_for(func, &roles, &gemm).map_err(|d| diagnostics(&source, vec![d]))?;
+    let backend = match args.backend {
+        Backend::Llvm => "llvm",
+        Backend::Mlir => "mlir",
+    };
+    let ptxas = tilec_lower_ptx::ptxas::Ptxas::locate().ok();
+    if ptxas.is_none() {
+        eprintln!("tilec tune: note: ptxas not found: candidates are not assembled here (no register counts; the GPU's driver assembles them)");
+    }
+    let setup = Setup { source: &source, target, backend_target, backend: args.backend, ptxas: ptxas.as_ref(), roles: &roles };
+
+    let mut jobs = Vec::new();
+    let mut skipped = Vec::new();
+    for attrs in space {
+        let name = candidate_name(&attrs);
+        let template = BenchBundle {
+            ptx: "kernel.ptx".into(),
+            kernel: String::new(),
+            label: format!("{} ({backend}, {target_name}) {name}", source.name),
+            grid,
+            block: [0; 3],
+            shared_bytes: 0,
+            warmup: args.warmup,
+            repeat: args.repeat,
+            seed: args.seed,
+            gemm: gemm.clone(),
+            params: Vec::new(),
+        };
+        match compile(&setup, func, &name, &attrs, template) {
+            Ok(job) => jobs.push(job),
+            Err(skip) => skipped.push(skip),
+        }
+    }
+    for skip in &skipped {
+        eprintln!("tilec tune: skipped {} [{}]: {}", skip.name, attrs_text(&skip.attrs), skip.reason);
+        if args.verbose {
+            eprint!("{}", indent(&skip.detail));
+        }
+    }
+    if jobs.is_empty() {
+        return Err(DriverError::Usage(format!(
+            "none of the {} candidate(s) lowers for {target_name}{}",
+            skipped.len(),
+            if args.verbose { "" } else { " (--verbose says why)" }
+        )));
+    }
+
+    match (&args.bundle, gpu) {
+        (Some(dir), _) => write_candidates(dir, &stem(&args.input, &func.name), &jobs, &target_name),
+        (None, Some((ctx, stream, cublas))) => {
+            let jobs: Vec<TuneJob> = jobs.into_iter().map(|c| c.job).collect();
+            let records = tune::run_jobs(&ctx, &stream, &cublas, &jobs);
+            eprint!("{}", tune::table(&records));
+            if let Some(path) = &args.json {
+                tune::append_records(Path::new(path), &records).map_err(|e| DriverError::Usage(e.to_string()))?;
+            }
+            let best = pick(&records, &func.name, Some([m, n, k]), "this run")?;
+            write_best(args, &source, &module, &func.name, best, &records)?;
+            let failed = records.iter().filter(|r| !r.usable()).count();
+            if failed > 0 {
+                return Err(DriverError::Usage(format!(
+                    "{failed} of {} candidate(s) failed to run or to check (see above); the fastest of the others was written",
+                    records.len()
+                )));
+            }
+            Ok(String::new())
+        }
+        (None, None) => Err(DriverError::Environment("no GPU opened".into())),
+    }
+}
+
+/// What every candidate's compilation shares.
+struct Setup<'a> {
+    source: &'a SourceFile,
+    target: tilec_passes::Target,
+    backend_target: tilec_lower_ptx::Target,
+    backend: Backend,
+    ptxas: Option<&'a tilec_lower_ptx::ptxas::Ptxas>,
+    roles: &'a roles::GemmRoles,
+}
+
+/// The candidate attribute sets, in the order they are tried: every combination of the lists.
+fn candidates(args: &TuneArgs) -> Result<Vec<BTreeMap<String, AttrValue>>, DriverError> {
+    let dedup = |list: &[u32]| list.iter().copied().collect::<BTreeSet<u32>>();
+    let stages = dedup(&args.stages);
+    let warps = dedup(&args.warps);
+    if let Some(s) = stages.iter().find(|s| !(1..=8).contains(*s)) {
+        return Err(DriverError::Usage(format!("--stages {s}: software-pipeline takes 1..=8 stages")));
+    }
+    if let Some(w) = warps.iter().find(|w| !(1..=32).contains(*w)) {
+        return Err(DriverError::Usage(format!("--warps {w}: a block has 1..=32 warps")));
+    }
+    let fragments: BTreeSet<bool> = args.fragments.iter().map(|f| *f == OnOff::On).collect();
+    if stages.is_empty() || warps.is_empty() || fragments.is_empty() {
+        return Err(DriverError::Usage("--stages, --warps and --fragments each need at least one value".into()));
+    }
+    let mut out = Vec::new();
+    for &w in &warps {
+        for &s in &stages {
+            for &f in fragments.iter().rev() {
+                out.push(BTreeMap::from([
+                    (STAGES_ATTR.to_string(), AttrValue::Int(i64::from(s))),
+                    (NUM_WARPS_ATTR.to_string(), AttrValue::Int(i64::from(w))),
+                    (FRAGMENTS_AHEAD_ATTR.to_string(), AttrValue::Bool(f)),
+                ]));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `s4_w8_fon`: stages, warps, fragments ahead.
+fn candidate_name(attrs: &BTreeMap<String, AttrValue>) -> String {
+    let int = |k: &str| match attrs.get(k) {
+        Some(AttrValue::Int(n)) => n.to_string(),
+        _ => "?".into(),
+    };
+    let frags = match attrs.get(FRAGMENTS_AHEAD_ATTR) {
+        Some(AttrValue::Bool(false)) => "off",
+        _ => "on",
+    };
+    format!("s{}_w{}_f{frags}", int(STAGES_ATTR), int(NUM_WARPS_ATTR))
+}
+
+fn to_attribute(v: AttrValue) -> Attribute {
+    match v {
+        AttrValue::Bool(b) => Attribute::Bool(b),
+        AttrValue::Int(n) => Attribute::Int(n),
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}\n")).collect()
+}
+
+/// Compiles one candidate: the kernel with `attrs` set, through the default pipeline, to PTX, through ptxas.
+fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, AttrValue>, template: BenchBundle) -> Result<Compiled, Skipped> {
+    let skip = |detail: String| Skipped {
+        name: name.to_string(),
+        attrs: attrs.clone(),
+        reason: detail.lines().next().unwrap_or_default().trim_start_matches("tilec: error: ").to_string(),
+        detail,
+    };
+    let mut f = func.clone();
+    for (key, value) in attrs {
+        f.attrs.insert(key.clone(), to_attribute(*value));
+    }
+    let single = lower_kernel(&f, setup.target, setup.source).map_err(|e| skip(e.render(false)))?;
+    let opt = tilec_lower_ptx::OptLevel::O3;
+    let compiled = match setup.backend {
+        Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, setup.backend_target, opt).map(|c| (c.ptx, c.kernels)),
+        Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, setup.backend_target, opt).map(|c| (c.ptx, c.kernels)),
+    };
+    let (ptx, kernels) = compiled.map_err(|e| skip(diagnostics(setup.source, vec![e.to_diagnostic()]).render(false)))?;
+    let kernel = kernels.into_iter().next().ok_or_else(|| skip("no kernel compiled".into()))?;
+    let (mut registers, mut spill_bytes) = (None, None);
+    if let Some(ptxas) = setup.ptxas {
+        let report = ptxas.assemble(&ptx, setup.backend_target).map_err(|e| skip(format!("ptxas: {e}")))?;
+        if let Some(r) = report.kernel(&kernel.name) {
+            registers = Some(r.registers);
+            spill_bytes = Some(r.spill_stores + r.spill_loads);
+        }
+    }
+    let params = abi_params(&kernel, setup.roles).map_err(|e| skip(e.render(false)))?;
+    let shared_bytes = u32::try_from(kernel.dynamic_shared_bytes).map_err(|_| skip(format!("{} bytes of shared memory", kernel.dynamic_shared_bytes)))?;
+    let candidate = Candidate {
+        name: name.to_string(),
+        func: func.name.clone(),
+        source: setup.source.name.clone(),
+        attrs: attrs.clone(),
+        registers,
+        spill_bytes,
+    };
+    let bundle = BenchBundle { kernel: kernel.name.clone(), block: kernel.block, shared_bytes, params, ..template };
+    Ok(Compiled { job: TuneJob { candidate, bundle, ptx, origin: name.to_string() }, shared_bytes: kernel.shared_bytes })
+}
+
+/// Bundles are named after the file (several variants of one kernel may share its name), else the kernel.
+fn stem(input: &str, func: &str) -> String {
+    match Path::new(input).file_stem() {
+        Some(s) if input != "-" => s.to_string_lossy().into_owned(),
+        _ => func.to_string(),
+    }
+}
+
+/// The files a candidate bundle consists of (what an earlier run left and this one may remove).
+const CANDIDATE_FILES: [&str; 3] = [runner::BENCH_JSON, "kernel.ptx", TUNE_JSON];
+
+/// Writes every candidate into `DIR/<stem>_<candidate>/`; candidates of an earlier run for the same file that
+/// this run does not write are removed, so that `tilec-gpu-runner tune DIR` runs exactly this run's candidates.
+fn write_candidates(dir: &str, stem: &str, compiled: &[Compiled], target: &str) -> Result<String, DriverError> {
+    let root = Path::new(dir);
+    let names: BTreeSet<String> = compiled.iter().map(|c| format!("{stem}_{}", c.job.candidate.name)).collect();
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(&format!("{stem}_")) && path.join(TUNE_JSON).is_file() && !names.contains(&name) {
+                for file in CANDIDATE_FILES {
+                    let _ = std::fs::remove_file(path.join(file));
+                }
+                if std::fs::remove_dir(&path).is_err() {
+                    eprintln!("tilec tune: warning: {} holds a candidate of an earlier run and other files: left as it is", path.display());
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    for Compiled { job, shared_bytes } in compiled {
+        let path = root.join(format!("{stem}_{}", job.candidate.name));
+        write_bundle(&path, &job.bundle, &job.ptx)?;
+        let json = serde_json::to_string_pretty(&job.candidate).map_err(|e| DriverError::Usage(format!("{TUNE_JSON}: {e}")))?;
+        write_output(&path.join(TUNE_JSON).display().to_string(), format!("{json}\n").as_bytes())?;
+        let regs = match (job.candidate.registers, job.candidate.spill_bytes) {
+            (Some(r), Some(s)) if s > 0 => format!(", {r} registers, {s} B spilled"),
+            (Some(r), _) => format!(", {r} registers"),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "{}: @{} {} for {target}, block {}, {} B shared{regs}\n",
+            path.display(),
+            job.bundle.kernel,
+            job.candidate.attrs_text(),
+            job.bundle.block[0],
+            shared_bytes
+        ));
+    }
+    out.push_str(&format!(
+        "{} candidate(s) in {dir}: run `tilec-gpu-runner tune {dir} --json RECORDS` on the GPU machine, then `tilec tune INPUT --results RECORDS`\n",
+        compiled.len()
+    ));
+    Ok(out)
+}
+
+/// `--results FILE`: the fastest candidate of the records, written as attributes.
+fn apply_results(args: &TuneArgs) -> Result<String, DriverError> {
+    let path = args.results.as_deref().unwrap_or_default();
+    let shape = args.shape.as_deref().map(parse_shape).transpose()?;
+    let source = read_source(&args.input)?;
+    let module = parse_and_verify(&source)?;
+    let func = select_func(&module, args.func.as_deref())?;
+    let records = read_records(path)?;
+    let best = pick(&records, &func.name, shape, path)?;
+    write_best(args, &source, &module, &func.name, best, &records)?;
+    Ok(String::new())
+}
+
+/// The JSON lines of `tilec-gpu-runner tune --json` (blank lines ignored).
+fn read_records(path: &str) -> Result<Vec<TuneRecord>, DriverError> {
+    let text = std::fs::read_to_string(path).map_err(|e| DriverError::io(path, &e))?;
+    let mut records = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record = serde_json::from_str::<TuneRecord>(line).map_err(|e| {
+            let message = e.to_string();
+            let message = message.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(message);
+            DriverError::Io { path: format!("{path}:{}:{}", i + 1, e.column()), message: format!("not a tune record: {message}") }
+        })?;
+        records.push(record);
+    }
+    Ok(records)
+}
+
+/// The fastest usable record of kernel `func` (at `shape`, when given); an error when there is none or when
+/// the records mix shapes and none was chosen.
+fn pick<'r>(records: &'r [TuneRecord], func: &str, shape: Option<[u64; 3]>, from: &str) -> Result<&'r TuneRecord, DriverError> {
+    let shape_text = |r: &TuneRecord| format!("{}x{}x{}", r.m, r.n, r.k);
+    let mine: Vec<&TuneRecord> = records.iter().filter(|r| r.func == func).collect();
+    if mine.is_empty() {
+        let others: BTreeSet<String> = records.iter().map(|r| format!("@{}", r.func)).collect();
+        let others = if others.is_empty() { "none".to_string() } else { others.into_iter().collect::<Vec<_>>().join(", ") };
+        return Err(DriverError::Usage(format!("{from}: no records for @{func} (records for: {others})")));
+    }
+    let mine: Vec<&TuneRecord> = match shape {
+        Some([m, n, k]) => {
+            let at: Vec<&TuneRecord> = mine.iter().copied().filter(|r| (r.m, r.n, r.k) == (m, n, k)).collect();
+            if at.is_empty() {
+                let have: BTreeSet<String> = mine.iter().map(|r| shape_text(r)).collect();
+                return Err(DriverError::Usage(format!(
+                    "{from}: no records of @{func} at {m}x{n}x{k} (they are at {})",
+                    have.into_iter().collect::<Vec<_>>().join(", ")
+                )));
+            }
+            at
+        }
+        None => {
+            let shapes: BTreeSet<String> = mine.iter().map(|r| shape_text(r)).collect();
+            if shapes.len() > 1 {
+                return Err(DriverError::Usage(format!(
+                    "{from}: the records of @{func} are at several shapes ({}): choose one with --shape M,N,K",
+                    shapes.into_iter().collect::<Vec<_>>().join(", ")
+                )));
+            }
+            mine
+        }
+    };
+    let total = mine.len();
+    mine.into_iter()
+        .filter(|r| r.usable())
+        .min_by(|a, b| a.median_ms.unwrap_or(f64::INFINITY).total_cmp(&b.median_ms.unwrap_or(f64::INFINITY)))
+        .ok_or_else(|| DriverError::Usage(format!("{from}: none of the {total} record(s) of @{func} ran and checked")))
+}
+
+/// The kernel's attributes as tune sees them: what it says, else the passes' defaults.
+fn current_attrs(func: &Func) -> BTreeMap<String, AttrValue> {
+    let mut out = BTreeMap::new();
+    for key in TUNED_ATTRS {
+        let value = match func.attrs.get(key) {
+            Some(Attribute::Int(n)) => AttrValue::Int(*n),
+            Some(Attribute::Bool(b)) => AttrValue::Bool(*b),
+            Some(_) => continue,
+            None if key == STAGES_ATTR => AttrValue::Int(i64::from(DEFAULT_STAGES)),
+            None if key == NUM_WARPS_ATTR => AttrValue::Int(i64::from(DEFAULT_NUM_WARPS)),
+            None => AttrValue::Bool(true),
+        };
+        out.insert(key.to_string(), value);
+    }
+    out
+}
+
+/// Writes the input with `best`'s attributes set on kernel `func` (to `-o`, standard output, or the input
+/// itself with `--in-place`) and says on stderr what was chosen.
+fn write_best(args: &TuneArgs, source: &SourceFile, module: &Module, func: &str, best: &TuneRecord, records: &[TuneRecord]) -> Result<(), DriverError> {
+    let mut module = module.clone();
+    let index = module.funcs.iter().position(|f| f.name == func).ok_or_else(|| DriverError::Usage(format!("no kernel '@{func}' in the input")))?;
+    let before = current_attrs(&module.funcs[index]);
+    for (key, value) in &best.attrs {
+        if !TUNED_ATTRS.contains(&key.as_str()) {
+            return Err(DriverError::Usage(format!(
+                "the record of candidate '{}' sets '{key}', which tilec tune does not tune (it sets {})",
+                best.candidate,
+                TUNED_ATTRS.join(", ")
+            )));
+        }
+        module.funcs[index].attrs.insert(key.clone(), to_attribute(*value));
+    }
+    let text = tilec_ir::print_module(&module);
+    let target = match (&args.output, args.in_place) {
+        (_, true) => source.name.clone(),
+        (Some(out), false) => out.clone(),
+        (None, false) => "-".to_string(),
+    };
+    write_output(&target, text.as_bytes())?;
+    let same_shape = |r: &&TuneRecord| r.func == func && (r.m, r.n, r.k) == (best.m, best.n, best.k);
+    let usable = records.iter().filter(same_shape).filter(|r| r.usable()).count();
+    let baseline = records
+        .iter()
+        .filter(same_shape)
+        .filter(|r| r.usable() && r.attrs == before)
+        .filter_map(|r| r.median_ms)
+        .min_by(f64::total_cmp)
+        .map(|ms| format!("; the input's own attributes: {ms:.4} ms"))
+        .unwrap_or_default();
+    let rate = best.rate.map(|r| format!(" ({r:.1} {})", best.unit)).unwrap_or_default();
+    eprintln!(
+        "tilec tune: @{func} at {}x{}x{}: {} is the fastest of {usable} candidate(s) that checked, {:.4} ms{rate}{baseline}",
+        best.m,
+        best.n,
+        best.k,
+        attrs_text(&best.attrs),
+        best.median_ms.unwrap_or(f64::NAN)
+    );
+    Ok(())
+}
