@@ -23,12 +23,38 @@ cd "$ROOT"
 
 # The benchmarks, FILE:M,N,K (one bench bundle each; add kernels and shapes here).
 BENCH=(
+  # fp16 -> f32: the 256x128 tile over 8 warps (the fast one) and gemm.tir (128x128, 4 warps) at every shape;
+  # bf16 -> f32 (256x128) and int8 -> int32 (128x128x64) likewise; the other variants at 4096^3.
+  examples/gemm_256x128.tir:1024,1024,1024
+  examples/gemm_256x128.tir:2048,2048,2048
+  examples/gemm_256x128.tir:4096,4096,4096
+  examples/gemm_256x128.tir:8192,8192,8192
+  examples/gemm_256x128.tir:4096,1024,8192
+  examples/gemm_256x128.tir:8192,8192,1024
   examples/gemm.tir:1024,1024,1024
   examples/gemm.tir:2048,2048,2048
   examples/gemm.tir:4096,4096,4096
   examples/gemm.tir:8192,8192,8192
   examples/gemm.tir:4096,1024,8192
   examples/gemm.tir:8192,8192,1024
+  examples/gemm_bf16_256x128.tir:1024,1024,1024
+  examples/gemm_bf16_256x128.tir:2048,2048,2048
+  examples/gemm_bf16_256x128.tir:4096,4096,4096
+  examples/gemm_bf16_256x128.tir:8192,8192,8192
+  examples/gemm_bf16_256x128.tir:4096,1024,8192
+  examples/gemm_bf16_256x128.tir:8192,8192,1024
+  examples/gemm_s8_128.tir:1024,1024,1024
+  examples/gemm_s8_128.tir:2048,2048,2048
+  examples/gemm_s8_128.tir:4096,4096,4096
+  examples/gemm_s8_128.tir:8192,8192,8192
+  examples/gemm_s8_128.tir:4096,1024,8192
+  examples/gemm_s8_128.tir:8192,8192,1024
+  examples/gemm_bf16.tir:4096,4096,4096
+  examples/gemm_f16_out.tir:4096,4096,4096
+  examples/gemm_bf16_out.tir:4096,4096,4096
+  examples/gemm_a_col.tir:4096,4096,4096
+  examples/gemm_b_col.tir:4096,4096,4096
+  examples/gemm_ab_col.tir:4096,4096,4096
 )
 
 # prepare_seeds TILEC: the seed's inputs and printed outputs into $DEV/seed-inputs/seed_X/, a bundle per program.
@@ -79,6 +105,11 @@ prepare)
     for shape in 128,128,32 200,72,40 256,256,256 513,1000,264 1024,1024,1024; do
       "$TILEC" bundle examples/gemm.tir -o "$DEV/$out/gemm_${shape//,/x}" --shape "$shape" "${b[@]}"
     done
+    # The 256x128 tiles over 8 warps (the benchmarked kernels), ragged and not.
+    for shape in 200,72,40 513,1000,264; do
+      "$TILEC" bundle examples/gemm_256x128.tir -o "$DEV/$out/gemm_256x128_${shape//,/x}" --shape "$shape" "${b[@]}"
+    done
+    "$TILEC" bundle examples/gemm_bf16_256x128.tir -o "$DEV/$out/gemm_bf16_256x128_513x1000x264" --shape 513,1000,264 "${b[@]}"
     "$TILEC" bundle examples/gemm_epilogue.tir -o "$DEV/$out/gemm_epilogue_72x80x48" --shape 72,80,48 --arg alpha=2 --arg beta=-1 "${b[@]}"
     "$TILEC" bundle examples/gemm_s8.tir -o "$DEV/$out/gemm_s8_72x48x80" --shape 72,48,80 "${b[@]}"
     # The GEMM variants (issue 9) at a ragged shape and at 256^3: bf16 in; alpha/beta epilogues with fp16 and

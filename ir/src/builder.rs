@@ -103,6 +103,11 @@ impl FuncBuilder {
         self.push_value(OpSpec::new(OpKind::BlockId).attr("dim", Attribute::Keyword(dim.into())).result(Type::INDEX))
     }
 
+    /// `tile.grid_dim` along `x`, `y` or `z`: the number of blocks of the grid.
+    pub fn grid_dim(&mut self, dim: &str) -> Value {
+        self.push_value(OpSpec::new(OpKind::GridDim).attr("dim", Attribute::Keyword(dim.into())).result(Type::INDEX))
+    }
+
     /// `nvgpu.thread_id` along `x`, `y` or `z`.
     pub fn thread_id(&mut self, dim: &str) -> Value {
         self.push_value(OpSpec::new(OpKind::ThreadId).attr("dim", Attribute::Keyword(dim.into())).result(Type::INDEX))

@@ -121,6 +121,10 @@ define_ops! {
         operands: [], results: ONE, format: Some("$dim attr-dict : type(results)"),
         summary: "The index of this thread block in the grid along `x`, `y` or `z`.",
     }
+    GridDim = "tile.grid_dim" {
+        operands: [], results: ONE, format: Some("$dim attr-dict : type(results)"),
+        summary: "The number of thread blocks in the grid along `x`, `y` or `z`.",
+    }
     Dim = "tile.dim" {
         operands: [source: One], results: ONE, format: Some("$source , $axis attr-dict : type(results)"),
         summary: "The run-time extent of a global tile along an axis.",

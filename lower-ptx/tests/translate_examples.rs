@@ -1,6 +1,6 @@
-//! The tile-level examples (`examples/*.tir`) end to end: layout assignment and the tile → nvgpu lowering
-//! (tilec-passes), then this crate's translation to PTX for all four targets; ptxas assembles sm_80 and sm_90
-//! and reports no spills.
+//! The tile-level examples (`examples/*.tir`) end to end: the default pipeline of `tilec` (tilec-passes'
+//! `full_pipeline`: cleanup, layout assignment, lowering to nvgpu, software pipelining), then this crate's
+//! translation to PTX for all four targets; ptxas assembles sm_80 and sm_90 and reports no spills.
 #![cfg(feature = "llvm")]
 
 mod common;
@@ -9,20 +9,28 @@ use std::path::Path;
 
 use tilec_lower_ptx::translate::compile_to_ptx;
 use tilec_lower_ptx::{OptLevel, Target};
-use tilec_passes::layout_assignment::assign_layouts;
-use tilec_passes::lower::lower_tile_to_nvgpu;
+use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
 
 fn lowered(name: &str) -> Result<tilec_ir::Module, String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut module = tilec_ir::parse_module(&text).map_err(|d| format!("parse: {d:?}"))?;
-    assign_layouts(&mut module).map_err(|d| format!("layout assignment: {d}"))?;
-    lower_tile_to_nvgpu(&mut module).map_err(|d| format!("lowering: {d}"))?;
+    // What `tilec` runs. The passes' output does not depend on the target, except that check-resources
+    // holds it to the target's shared memory per block (sm_80's here; every example fits sm_86's 99 KiB too).
+    let target = tilec_passes::Target::Sm80;
+    let registry = PassRegistry::with_builtin();
+    let pm = PassManager::from_pipeline(&registry, &full_pipeline(target)).map_err(|d| format!("pipeline: {d:?}"))?;
+    pm.run(&mut module, &mut PassContext::new(target)).map_err(|e| format!("passes: {:?}", e.diagnostics))?;
     tilec_ir::verify::verify_module(&module).map_err(|d| format!("lowered IR does not verify: {d}"))?;
     Ok(module)
 }
 
+/// Compiles for every target and assembles sm_80 and sm_90; at most `spill_budget` bytes of spill stores.
 fn compile_and_assemble(name: &str, module: &tilec_ir::Module) {
+    compile_and_assemble_within(name, module, 0)
+}
+
+fn compile_and_assemble_within(name: &str, module: &tilec_ir::Module, spill_budget: u32) {
     for target in Target::ALL {
         let compiled = compile_to_ptx(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{name} for {target}: {e}"));
         let again = compile_to_ptx(module, target, OptLevel::O3).unwrap();
@@ -38,7 +46,16 @@ fn compile_and_assemble(name: &str, module: &tilec_ir::Module) {
                 "example {name} {target} {}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes smem, block {:?}",
                 k.name, k.registers, k.spill_stores, k.spill_loads, k.shared_bytes, compiled.kernels[0].block
             );
-            assert!(!k.has_spills(), "{name} for {target}: ptxas spilled registers");
+            if spill_budget == 0 {
+                assert!(!k.has_spills(), "{name} for {target}: ptxas spilled registers");
+            } else {
+                assert!(
+                    k.spill_stores <= spill_budget && k.spill_loads <= spill_budget,
+                    "{name} for {target}: {} / {} bytes of spill stores / loads, more than the {spill_budget} known",
+                    k.spill_stores,
+                    k.spill_loads
+                );
+            }
         }
     }
 }
@@ -46,9 +63,32 @@ fn compile_and_assemble(name: &str, module: &tilec_ir::Module) {
 #[test]
 fn lowered_examples_compile_for_all_targets() {
     // The examples the lowering pass claims (passes/tests/lower_examples.rs).
-    for name in ["mma.tir", "copy_s2r.tir", "gemm.tir", "gemm_epilogue.tir"] {
+    for name in [
+        "mma.tir",
+        "copy_s2r.tir",
+        "gemm.tir",
+        "gemm_256x128.tir",
+        "gemm_bf16_256x128.tir",
+        "gemm_epilogue.tir",
+        "gemm_bf16.tir",
+        "gemm_f16_out.tir",
+        "gemm_bf16_out.tir",
+        "gemm_a_col.tir",
+    ] {
         let module = lowered(name).unwrap_or_else(|e| panic!("{name}: {e}"));
         compile_and_assemble(name, &module);
+    }
+}
+
+/// Examples that assemble with a few spills today, and the most each may spill (bytes per kernel): a
+/// regression past it fails. gemm_b_col: 32-48 bytes on sm_80 and sm_90, gemm_ab_col: 12 bytes on sm_80
+/// (column-major B's address chains at 255 registers); gemm_s8_128: its int8 fragments are read from
+/// shared memory with scalar loads, not ldmatrix, which keeps many more registers live (an open item).
+#[test]
+fn examples_with_known_spills_stay_within_them() {
+    for (name, budget) in [("gemm_b_col.tir", 64), ("gemm_ab_col.tir", 128), ("gemm_s8_128.tir", 4096)] {
+        let module = lowered(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        compile_and_assemble_within(name, &module, budget);
     }
 }
 

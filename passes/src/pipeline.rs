@@ -44,6 +44,7 @@ pub fn default_pipeline(target: Target) -> &'static str {
 pub fn lowering_pipeline(target: Target) -> &'static str {
     match target {
         Target::Sm80 | Target::Sm86 | Target::Sm89 | Target::Sm90 => concat!(
+            "rasterize,",           // grouped block order (the raster_group attribute; else nothing)
             "layout-assignment,",   // mma instruction shapes, warp grid, distributed register layouts
             "swizzle,",             // XOR-swizzle shared tiles: conflict-free cp.async and ldmatrix
             "lower-tile-to-nvgpu,", // copy plans: cp.async, ldmatrix, mma.sync, predicated stores

@@ -32,14 +32,14 @@ fn unknown_pass_suggests_the_closest_name() {
     let d = err("canonicalize,csee,dce");
     assert_eq!(d.message, "unknown pass 'csee'");
     assert_eq!(d.span.range(), 13..17);
-    assert_eq!(notes(&d), ["did you mean 'cse'?", "available passes: canonicalize, check-resources, cse, dce, layout-assignment, lower-tile-to-nvgpu, software-pipeline, swizzle"]);
+    assert_eq!(notes(&d), ["did you mean 'cse'?", "available passes: canonicalize, check-resources, cse, dce, layout-assignment, lower-tile-to-nvgpu, rasterize, software-pipeline, swizzle"]);
 
     let d = err("canonicalise");
     assert_eq!(notes(&d)[0], "did you mean 'canonicalize'?");
 
     let d = err("vectorize");
     assert_eq!(d.message, "unknown pass 'vectorize'");
-    assert_eq!(notes(&d), ["available passes: canonicalize, check-resources, cse, dce, layout-assignment, lower-tile-to-nvgpu, software-pipeline, swizzle"]);
+    assert_eq!(notes(&d), ["available passes: canonicalize, check-resources, cse, dce, layout-assignment, lower-tile-to-nvgpu, rasterize, software-pipeline, swizzle"]);
 }
 
 #[test]
@@ -126,5 +126,5 @@ fn registering_a_name_twice_replaces_it() {
     let mut r = PassRegistry::with_builtin();
     assert!(r.register("dce", "my dce", |_| Ok(Box::new(tilec_passes::cleanup::Dce))));
     assert_eq!(r.get("dce").unwrap().description, "my dce");
-    assert_eq!(r.names(), ["canonicalize", "check-resources", "cse", "dce", "layout-assignment", "lower-tile-to-nvgpu", "software-pipeline", "swizzle"]);
+    assert_eq!(r.names(), ["canonicalize", "check-resources", "cse", "dce", "layout-assignment", "lower-tile-to-nvgpu", "rasterize", "software-pipeline", "swizzle"]);
 }

@@ -52,6 +52,8 @@ pub(super) struct Machine<'f, 'a> {
     shared: Vec<Vec<f64>>,
     shared_shapes: Vec<Vec<usize>>,
     block_id: [u32; 3],
+    /// The launch grid (`tile.grid_dim`).
+    grid: [u32; 3],
     fuel_left: u64,
     depth: usize,
 }
@@ -103,6 +105,7 @@ impl<'f, 'a> Machine<'f, 'a> {
             shared: Vec::new(),
             shared_shapes: Vec::new(),
             block_id: [0; 3],
+            grid: [1; 3],
             fuel_left: limits.fuel,
             depth: 0,
         };
@@ -233,6 +236,7 @@ impl<'f, 'a> Machine<'f, 'a> {
             return Err(InterpError::InvalidLaunch { grid: launch.grid });
         }
         let [gx, gy, gz] = launch.grid;
+        self.grid = launch.grid;
         for z in 0..gz {
             for y in 0..gy {
                 for x in 0..gx {
@@ -367,6 +371,16 @@ impl<'f, 'a> Machine<'f, 'a> {
                     _ => return Err(malformed(op, "needs 'dim' to be x, y or z")),
                 };
                 self.set(r, Slot::Scalar(f64::from(self.block_id[axis])));
+            }
+            OpKind::GridDim => {
+                let (r, _) = self.result(op)?;
+                let axis = match op.attr("dim").and_then(Attribute::as_keyword) {
+                    Some("x") => 0,
+                    Some("y") => 1,
+                    Some("z") => 2,
+                    _ => return Err(malformed(op, "needs 'dim' to be x, y or z")),
+                };
+                self.set(r, Slot::Scalar(f64::from(self.grid[axis])));
             }
             OpKind::Dim => {
                 let (r, _) = self.result(op)?;

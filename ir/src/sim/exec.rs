@@ -27,6 +27,7 @@ pub(super) struct Ctx<'a> {
     pub args: &'a mut [SimArg],
     pub shared: &'a mut BlockShared,
     pub block: [u32; 3],
+    pub grid: [u32; 3],
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,7 +82,7 @@ pub(super) fn run(func: &Func, args: &mut [SimArg], launch: &super::Launch, opti
         for y in 0..gy {
             for x in 0..gx {
                 let mut shared = BlockShared::new(&layout, num_warps as usize * 32);
-                let mut ctx = Ctx { func, args, shared: &mut shared, block: [x, y, z] };
+                let mut ctx = Ctx { func, args, shared: &mut shared, block: [x, y, z], grid: launch.grid };
                 run_block(&mut ctx, num_warps, &mut budget)?;
                 blocks += 1;
                 if budget.used >= options.fuel && (x, y, z) != (gx - 1, gy - 1, gz - 1) {
@@ -454,6 +455,10 @@ impl Warp {
             OpKind::BlockId => {
                 let axis = axis_of(op.attr("dim"));
                 self.broadcast(op, mask, Val::Num(f64::from(ctx.block[axis])));
+            }
+            OpKind::GridDim => {
+                let axis = axis_of(op.attr("dim"));
+                self.broadcast(op, mask, Val::Num(f64::from(ctx.grid[axis])));
             }
             OpKind::ThreadId => {
                 let axis = axis_of(op.attr("dim"));

@@ -14,7 +14,7 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, parent: Option<OpId>)
         OpKind::Return if parent.is_some() => v.error(op.span, "'tile.return' must be in the function body, not in a loop"),
         OpKind::Return => {}
         OpKind::Constant => constant(v, op),
-        OpKind::BlockId => {
+        OpKind::BlockId | OpKind::GridDim => {
             v.keyword_attr(op, "dim", &["x", "y", "z"]);
             v.index_result(op);
         }

@@ -28,7 +28,7 @@ pub enum Purity {
 pub fn purity(kind: OpKind) -> Purity {
     use OpKind::*;
     match kind {
-        Constant | BlockId | Dim | Add | Sub | Mul | Min | Max | Cmp | Select | Cast | Splat | Fill | ThreadId
+        Constant | BlockId | GridDim | Dim | Add | Sub | Mul | Min | Max | Cmp | Select | Cast | Splat | Fill | ThreadId
         | LaneId | WarpId | Extract | Insert => Purity::Pure,
         Div | Rem => Purity::PureMayTrap,
         _ => Purity::Effectful,

@@ -251,6 +251,14 @@ impl Evaluator<'_> {
                 };
                 self.uniform(result, Some(self.options.block_id[axis]));
             }
+            OpKind::GridDim => {
+                let axis = match keyword(op, "dim") {
+                    Some("y") => 1,
+                    Some("z") => 2,
+                    _ => 0,
+                };
+                self.uniform(result, Some(self.options.grid_dim[axis]));
+            }
             OpKind::Dim => self.uniform(result, Some(self.options.dim_extent)),
             OpKind::ThreadId => {
                 let x = keyword(op, "dim").unwrap_or("x") == "x";

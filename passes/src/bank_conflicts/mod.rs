@@ -181,18 +181,21 @@ pub struct BankConflictOptions {
     pub dim_extent: i64,
     /// `tile.block_id` along x, y, z.
     pub block_id: [i64; 3],
+    /// `tile.grid_dim` along x, y, z.
+    pub grid_dim: [i64; 3],
     /// Upper bound on op executions per warp, so huge unrolled programs stay cheap.
     pub max_op_executions: u64,
 }
 
 impl Default for BankConflictOptions {
-    /// All warps, 2 iterations of each loop, `tile.dim` = 1024, block (0, 0, 0).
+    /// All warps, 2 iterations of each loop, `tile.dim` = 1024, block (0, 0, 0) of an 8x8x1 grid.
     fn default() -> Self {
         BankConflictOptions {
             warps: WarpSelection::All,
             loop_iterations: 2,
             dim_extent: 1024,
             block_id: [0; 3],
+            grid_dim: [8, 8, 1],
             max_op_executions: 2_000_000,
         }
     }

@@ -104,6 +104,18 @@ pub(super) fn lower_block_id(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> 
     t.set_result(op, v.into())
 }
 
+/// `tile.grid_dim` → `%nctaid.{x,y,z}`, zero-extended to i64.
+pub(super) fn lower_grid_dim(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Result<()> {
+    let register = match op.attr("dim").and_then(Attribute::as_keyword) {
+        Some("y") => SpecialRegister::NctaidY,
+        Some("z") => SpecialRegister::NctaidZ,
+        _ => SpecialRegister::NctaidX,
+    };
+    let v = t.nvvm.special_register(&t.builder, register)?;
+    let v = t.builder.build_int_z_extend(v, t.cx.i64_type(), "")?;
+    t.set_result(op, v.into())
+}
+
 /// `tile.dim %g, axis` → the static extent, or the kernel's extent parameter.
 pub(super) fn lower_dim(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Result<()> {
     let source = op.operand("source").ok_or_else(|| t.unsupported(op, "it needs a source"))?;

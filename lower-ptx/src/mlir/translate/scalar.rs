@@ -98,6 +98,17 @@ pub(super) fn lower_block_id(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<
     t.set_result(op, v)
 }
 
+/// `tile.grid_dim` → `gpu.grid_dim`.
+pub(super) fn lower_grid_dim(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<()> {
+    let d = match op.attr("dim").and_then(Attribute::as_keyword) {
+        Some("y") => "y",
+        Some("z") => "z",
+        _ => "x",
+    };
+    let v = t.emit(&format!("gpu.grid_dim {d}"));
+    t.set_result(op, v)
+}
+
 /// `tile.dim %g, axis` → the static extent, or the kernel's extent parameter.
 pub(super) fn lower_dim(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<()> {
     let source = op.operand("source").ok_or_else(|| t.unsupported(op, "it needs a source"))?;
