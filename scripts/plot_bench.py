@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Plots throughput against problem size for tilec and cuBLAS from `tilec bench` results (their --json lines).
 
-Usage: python3 scripts/plot_bench.py RESULTS.jsonl OUT.png
+Usage: python3 scripts/plot_bench.py RESULTS.jsonl OUT.png [--only NAME[,NAME...]]
+
+--only keeps the kernels whose file name is one of NAMEs (e.g. gemm_256x128.tir,gemm.tir): a plot of
+every variant is hard to read.
 
 One pair of lines (tilec solid, cuBLAS dashed) per kernel (file and backend) and element types (f16·f16→f32, ...),
 x = the problem size as 2·M·N·K operations (log scale, each point labelled M×N×K), y = TF/s (TOP/s for integer
@@ -38,8 +41,12 @@ def load(path):
 
 
 def main(argv):
+    only = None
+    if len(argv) == 4 and argv[2] == "--only":
+        only = set(argv[3].split(","))
+        argv = argv[:2]
     if len(argv) != 2:
-        print("usage: python3 scripts/plot_bench.py RESULTS.jsonl OUT.png", file=sys.stderr)
+        print("usage: python3 scripts/plot_bench.py RESULTS.jsonl OUT.png [--only NAME[,NAME...]]", file=sys.stderr)
         return 1
     try:
         import matplotlib
@@ -51,6 +58,8 @@ def main(argv):
               "python3 -m pip install --target .tools/py matplotlib", file=sys.stderr)
         return 2
     rows = load(argv[0])
+    if only is not None:
+        rows = [r for r in rows if kernel(r).split("/")[0] in only]
     if not rows:
         print(f"{argv[0]}: no results", file=sys.stderr)
         return 1
