@@ -32,7 +32,8 @@
 //! iter_args (rows, rotating `0, R, .., (S-1)*R`).
 //!
 //! Stages: the pass option `stages=N` (2..=8), else the function attribute `pipeline_stages`, else
-//! [`DEFAULT_STAGES`]. A loop that does not match is left alone (a remark says why when it had copies).
+//! [`DEFAULT_STAGES`] or, where that many would not fit the target's shared memory per block, the most
+//! that fit ([`stages_that_fit`]; a remark says so). A loop that does not match is left alone (a remark says why when it had copies).
 //!
 //! Register fragments: when the compute part starts with the loads of one k sub-step's fragments
 //! (ldmatrix of the copied tiles), those of the next iteration are loaded one iteration ahead, right after
@@ -114,7 +115,20 @@ impl crate::Pass for SoftwarePipeline {
                 None => match func.attrs.get(STAGES_ATTR).and_then(Attribute::as_int) {
                     Some(n) if (1..=8).contains(&n) => n as u32,
                     Some(n) => return Err(Diagnostic::error(func.span, format!("{STAGES_ATTR} = {n}: expected 1..=8"))),
-                    None => DEFAULT_STAGES,
+                    None => {
+                        let stages = stages_that_fit(func, cx.target.max_shared_bytes_per_block());
+                        if stages < DEFAULT_STAGES {
+                            cx.remark(
+                                func.span,
+                                format!(
+                                    "software-pipeline: {stages} stages, not {DEFAULT_STAGES}: more would not fit the {} bytes of shared memory per block of {}",
+                                    cx.target.max_shared_bytes_per_block(),
+                                    cx.target.name()
+                                ),
+                            );
+                        }
+                        stages
+                    }
                 },
             };
             let fragments_ahead = match self.fragments_ahead {
@@ -135,6 +149,39 @@ impl crate::Pass for SoftwarePipeline {
         }
         Ok(())
     }
+}
+
+/// The default stage count for `func` on a target with `limit` bytes of shared memory per block: the most
+/// stages, from [`DEFAULT_STAGES`] down to 2, whose rings (every copied tile of every matching loop times the
+/// stages, beside the function's other allocations) fit. When not even 2 fit, [`DEFAULT_STAGES`]:
+/// check-resources then says what is too large.
+pub fn stages_that_fit(func: &Func, limit: u64) -> u32 {
+    const ALIGN: u64 = 128; // as check-resources and both backends place allocations
+    let bytes = |v: Value| match func.body.ty(v) {
+        Type::Tile(t) => t.num_elements().unwrap_or(0).saturating_mul(u64::from(t.elem.bit_width())).div_ceil(8).div_ceil(ALIGN) * ALIGN,
+        _ => 0,
+    };
+    let mut all = 0u64;
+    let mut loops = Vec::new();
+    func.body.walk(func.entry, &mut |op| {
+        let o = func.body.op(op);
+        match o.kind {
+            OpKind::AllocShared => all += o.result().map_or(0, bytes),
+            OpKind::For => loops.push(op),
+            _ => {}
+        }
+    });
+    let mut copied = HashSet::new();
+    for l in loops {
+        if let Ok(Some(plan)) = analyze(func, l) {
+            copied.extend(plan.tiles.iter().map(|&(v, _)| v));
+        }
+    }
+    let per_stage: u64 = copied.into_iter().map(bytes).sum();
+    (2..=DEFAULT_STAGES)
+        .rev()
+        .find(|&s| all.saturating_add(per_stage.saturating_mul(u64::from(s - 1))) <= limit)
+        .unwrap_or(DEFAULT_STAGES)
 }
 
 /// Pipelines every matching loop of a function with `stages` stages; returns why loops with copies did not match.
