@@ -333,6 +333,11 @@ pub struct TuneArgs {
     /// Whether to try loading register fragments one iteration ahead (`fragments_ahead`): on, off or both.
     #[arg(long, value_name = "on|off,...", value_delimiter = ',', default_values_t = [OnOff::On, OnOff::Off])]
     pub fragments: Vec<OnOff>,
+    /// Values to try for a kernel parameter (an upper-case integer attribute such as the block tile's `BM`,
+    /// used in the body's shapes): `--param BM=128,256 --param BK=32,64` (repeatable). A parameter not
+    /// given keeps the kernel's value.
+    #[arg(long = "param", value_name = "NAME=V,...")]
+    pub params: Vec<String>,
     /// Timed launches of each candidate (median reported).
     #[arg(long, default_value_t = 50)]
     pub repeat: u32,

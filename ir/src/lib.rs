@@ -29,6 +29,7 @@ pub use attr::{AttrMap, Attribute};
 pub use body::{Block, BlockId, Body, Func, Module, OpId, OpSpec, Operation, Value, ValueDef};
 pub use diag::{Diagnostic, Diagnostics, SourceFile, Span};
 pub use ops::{OpDef, OpKind};
-pub use syntax::parser::{parse_module, parse_type};
+pub use syntax::edit::set_func_attributes;
+pub use syntax::parser::{is_param_name, kernel_params, parse_module, parse_type};
 pub use syntax::printer::{print_func, print_module};
 pub use types::{Dim, MemorySpace, ScalarType, TileType, Type, VectorType};

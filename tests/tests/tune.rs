@@ -308,3 +308,75 @@ fn tuning_here_without_a_gpu_is_an_environment_error() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// The small GEMM with its block tile as kernel parameters (`BM`, `BN`).
+const SMALL_PARAMS: &str = "\
+// The small GEMM, block tile BM x BN.
+tile.func @small(%A: tile<?x?xf16, global>, %B: tile<?x?xf16, global>, %C: tile<?x?xf32, global>) attributes {BM = 16, BN = 64, num_warps = 4} {
+  %bm = tile.block_id x : index
+  %bn = tile.block_id y : index
+  %c0 = tile.constant 0 : index
+  %c16 = tile.constant 16 : index
+  %cm = tile.constant BM : index
+  %cn = tile.constant BN : index
+  %K = tile.dim %A, 1 : index
+  %m0 = tile.mul %bm, %cm : index
+  %n0 = tile.mul %bn, %cn : index
+  %sa = tile.alloc_shared : tile<BMx16xf16, shared>
+  %sb = tile.alloc_shared : tile<16xBNxf16, shared>
+  %zero = tile.fill 0.0 : tile<BMxBNxf32, reg>
+  %acc = tile.for %k = %c0 to %K step %c16 iter_args(%c = %zero) -> (tile<BMxBNxf32, reg>) {
+    tile.copy_g2s %A[%m0, %k], %sa
+    tile.copy_g2s %B[%k, %n0], %sb
+    %a = tile.copy_s2r %sa : tile<BMx16xf16, reg>
+    %b = tile.copy_s2r %sb : tile<16xBNxf16, reg>
+    %d = tile.mma %a, %b, %c : tile<BMxBNxf32, reg>
+    tile.yield %d
+  }
+  tile.copy_r2g %acc, %C[%m0, %n0]
+  tile.return
+}
+";
+
+#[test]
+fn kernel_parameters_are_tuned_and_written_back_into_the_text() {
+    let tmp = temp_dir("params");
+    let input = tmp.join("small.tir");
+    std::fs::write(&input, SMALL_PARAMS).unwrap();
+    let input = input.display().to_string();
+    let out = tmp.join("cands");
+    let o = run(&[
+        "tune", &input, "--shape", "64,128,64", "--target", "sm_80", "--bundle", &out.display().to_string(), "--stages", "2", "--warps", "4",
+        "--fragments", "on", "--param", "BM=16,32", "--param", "BN=64",
+    ]);
+    assert_ok(&o);
+    let names: Vec<String> = candidates(&out).iter().map(|d| d.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["small_s2_w4_fon_BM16_BN64", "small_s2_w4_fon_BM32_BN64"], "{}", stderr(&o));
+    // The block tile sets the grid: 64x128 in 16x64 tiles is 4x2 blocks, in 32x64 tiles 2x2.
+    for (name, bm, grid) in [("small_s2_w4_fon_BM16_BN64", 16, json!([4, 2, 1])), ("small_s2_w4_fon_BM32_BN64", 32, json!([2, 2, 1]))] {
+        let dir = out.join(name);
+        assert_eq!(read_json(&dir.join("tune.json"))["attrs"]["BM"], bm);
+        assert_eq!(read_json(&dir.join("bench.json"))["grid"], grid, "{name}");
+    }
+
+    // --results writes the fastest record's values into the attribute list and leaves the rest of the text
+    // (comments, the parameter names in the body) as written.
+    let mut rec: Value = serde_json::from_str(&record("small", 2, 4, true, 64, Some(0.2), "ok")).unwrap();
+    rec["attrs"]["BM"] = json!(32);
+    rec["attrs"]["BN"] = json!(64);
+    let slow = record("small", 2, 4, true, 64, Some(0.3), "ok");
+    let records = tmp.join("records.jsonl");
+    std::fs::write(&records, format!("{slow}\n{rec}\n")).unwrap();
+    let best = tmp.join("best.tir");
+    let o = run(&["tune", &input, "--results", &records.display().to_string(), "-o", &best.display().to_string()]);
+    assert_ok(&o);
+    let text = std::fs::read_to_string(&best).unwrap();
+    assert_eq!(func_attr(&text, "BM"), Some(Attribute::Int(32)));
+    assert_eq!(func_attr(&text, "pipeline_stages"), Some(Attribute::Int(2)));
+    assert!(text.starts_with("// The small GEMM, block tile BM x BN.\n"), "{text}");
+    assert!(text.contains("tile.alloc_shared : tile<BMx16xf16, shared>"), "{text}");
+    let module = tilec_ir::parse_module(&text).unwrap();
+    let printed = tilec_ir::print_module(&module);
+    assert!(printed.contains("tile<32x16xf16, shared>") && printed.contains("tile<32x64xf32, reg>"), "{printed}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -198,6 +198,25 @@ struct Setup<'a> {
     roles: &'a roles::GemmRoles,
 }
 
+/// `--param NAME=V,...` lists, in order.
+fn param_lists(args: &TuneArgs) -> Result<Vec<(String, Vec<i64>)>, DriverError> {
+    let mut out: Vec<(String, Vec<i64>)> = Vec::new();
+    for text in &args.params {
+        let bad = || DriverError::Usage(format!("--param {text}: expected NAME=V,... with an upper-case NAME (a kernel parameter) and integers"));
+        let (name, values) = text.split_once('=').ok_or_else(bad)?;
+        if !tilec_ir::is_param_name(name) {
+            return Err(bad());
+        }
+        let values: Vec<i64> = values.split(',').map(|v| v.trim().parse::<i64>().map_err(|_| bad())).collect::<Result<_, _>>()?;
+        let values: Vec<i64> = values.into_iter().collect::<BTreeSet<i64>>().into_iter().collect();
+        if values.is_empty() || out.iter().any(|(n, _)| n == name) {
+            return Err(bad());
+        }
+        out.push((name.to_string(), values));
+    }
+    Ok(out)
+}
+
 /// The candidate attribute sets, in the order they are tried: every combination of the lists.
 fn candidates(args: &TuneArgs) -> Result<Vec<BTreeMap<String, AttrValue>>, DriverError> {
     let dedup = |list: &[u32]| list.iter().copied().collect::<BTreeSet<u32>>();
@@ -225,6 +244,18 @@ fn candidates(args: &TuneArgs) -> Result<Vec<BTreeMap<String, AttrValue>>, Drive
             }
         }
     }
+    // Kernel parameters multiply the space: every set above with every combination of their values.
+    for (name, values) in param_lists(args)? {
+        let mut next = Vec::with_capacity(out.len() * values.len());
+        for attrs in out {
+            for &v in &values {
+                let mut a = attrs.clone();
+                a.insert(name.clone(), AttrValue::Int(v));
+                next.push(a);
+            }
+        }
+        out = next;
+    }
     Ok(out)
 }
 
@@ -238,7 +269,22 @@ fn candidate_name(attrs: &BTreeMap<String, AttrValue>) -> String {
         Some(AttrValue::Bool(false)) => "off",
         _ => "on",
     };
-    format!("s{}_w{}_f{frags}", int(STAGES_ATTR), int(NUM_WARPS_ATTR))
+    let params: String = attrs.iter().filter(|(k, _)| tilec_ir::is_param_name(k)).map(|(k, _)| format!("_{k}{}", int(k))).collect();
+    format!("s{}_w{}_f{frags}{params}", int(STAGES_ATTR), int(NUM_WARPS_ATTR))
+}
+
+/// The attributes as `(name, value as written)` for [`tilec_ir::set_func_attributes`].
+fn attrs_as_text(attrs: &BTreeMap<String, AttrValue>) -> Vec<(String, String)> {
+    attrs
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                AttrValue::Int(n) => n.to_string(),
+                AttrValue::Bool(b) => b.to_string(),
+            };
+            (k.clone(), v)
+        })
+        .collect()
 }
 
 fn to_attribute(v: AttrValue) -> Attribute {
@@ -260,11 +306,26 @@ fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, 
         reason: detail.lines().next().unwrap_or_default().trim_start_matches("tilec: error: ").to_string(),
         detail,
     };
-    let mut f = func.clone();
-    for (key, value) in attrs {
-        f.attrs.insert(key.clone(), to_attribute(*value));
-    }
-    let single = lower_kernel(&f, setup.target, setup.source).map_err(|e| skip(e.render(false)))?;
+    // Kernel parameters are specialized by the parser: the candidate's text is the input with its attribute
+    // values set, parsed again. The other attributes are read by the passes and can be set on the IR.
+    let (f, source, grid) = if attrs.keys().any(|k| tilec_ir::is_param_name(k)) {
+        let text = tilec_ir::set_func_attributes(&setup.source.text, &func.name, &attrs_as_text(attrs))
+            .ok_or_else(|| skip(format!("could not set the attributes of @{} in the input", func.name)))?;
+        let source = SourceFile::new(setup.source.name.clone(), text);
+        let module = parse_and_verify(&source).map_err(|e| skip(e.render(false)))?;
+        let f = module.funcs.into_iter().find(|g| g.name == func.name).ok_or_else(|| skip("the kernel disappeared".into()))?;
+        // The grid follows the block tile, which a parameter may change.
+        let grid = grid_for(&f, setup.roles, &template.gemm).map_err(|d| skip(diagnostics(&source, vec![d]).render(false)))?;
+        (f, source, grid)
+    } else {
+        let mut f = func.clone();
+        for (key, value) in attrs {
+            f.attrs.insert(key.clone(), to_attribute(*value));
+        }
+        (f, setup.source.clone(), template.grid)
+    };
+    let template = BenchBundle { grid, ..template };
+    let single = lower_kernel(&f, setup.target, &source).map_err(|e| skip(e.render(false)))?;
     let opt = tilec_lower_ptx::OptLevel::O3;
     let compiled = match setup.backend {
         Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, setup.backend_target, opt).map(|c| (c.ptx, c.kernels)),
@@ -442,20 +503,20 @@ fn current_attrs(func: &Func) -> BTreeMap<String, AttrValue> {
 /// Writes the input with `best`'s attributes set on kernel `func` (to `-o`, standard output, or the input
 /// itself with `--in-place`) and says on stderr what was chosen.
 fn write_best(args: &TuneArgs, source: &SourceFile, module: &Module, func: &str, best: &TuneRecord, records: &[TuneRecord]) -> Result<(), DriverError> {
-    let mut module = module.clone();
     let index = module.funcs.iter().position(|f| f.name == func).ok_or_else(|| DriverError::Usage(format!("no kernel '@{func}' in the input")))?;
     let before = current_attrs(&module.funcs[index]);
-    for (key, value) in &best.attrs {
-        if !TUNED_ATTRS.contains(&key.as_str()) {
+    for key in best.attrs.keys() {
+        if !TUNED_ATTRS.contains(&key.as_str()) && !tilec_ir::is_param_name(key) {
             return Err(DriverError::Usage(format!(
                 "the record of candidate '{}' sets '{key}', which tilec tune does not tune (it sets {})",
                 best.candidate,
                 TUNED_ATTRS.join(", ")
             )));
         }
-        module.funcs[index].attrs.insert(key.clone(), to_attribute(*value));
     }
-    let text = tilec_ir::print_module(&module);
+    // Set in the text, not re-printed: comments stay, and so do the parameter names in the body.
+    let text = tilec_ir::set_func_attributes(&source.text, func, &attrs_as_text(&best.attrs))
+        .ok_or_else(|| DriverError::Usage(format!("could not set the attributes of @{func} in {}", source.name)))?;
     let target = match (&args.output, args.in_place) {
         (_, true) => source.name.clone(),
         (Some(out), false) => out.clone(),

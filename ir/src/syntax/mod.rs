@@ -1,5 +1,6 @@
 //! The textual format: lexer, parser, printer, and the custom op formats they share.
 
+pub mod edit;
 pub mod format;
 pub mod lexer;
 pub mod parser;

@@ -65,11 +65,29 @@ struct Parser<'a> {
     depth: usize,
     /// Where the lexer reported errors: a token missing there is not reported a second time.
     lex_errors: Vec<u32>,
+    /// The kernel parameters of the function being parsed ([`kernel_params`]).
+    params: HashMap<String, i64>,
+}
+
+/// The kernel parameters of a function: its integer attributes whose names are upper case (`BM = 256`).
+/// Inside the function's body a parameter stands for its value wherever an extent of a shape
+/// (`tile<BMxBKxf16, shared>`) or an attribute value (`tile.constant BK : index`) is expected: the
+/// parser specializes the kernel, as Triton does with `tl.constexpr` arguments, so everything after parsing
+/// sees plain numbers. `tilec tune` searches over them. (Upper case only: element types and keywords are
+/// lower case, and a shape's dims are separated by a lower-case 'x'.)
+pub fn kernel_params(attrs: &AttrMap) -> HashMap<String, i64> {
+    attrs.iter().filter(|(k, _)| is_param_name(k)).filter_map(|(k, v)| Some((k.clone(), v.as_int()?))).collect()
+}
+
+/// `BM`, `BLOCK_K`, `W2`: an upper-case letter, then upper-case letters, digits and underscores.
+pub fn is_param_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_uppercase()) && bytes.all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str, tokens: Vec<Token>) -> Parser<'a> {
-        Parser { text, tokens, pos: 0, diags: Vec::new(), scopes: Vec::new(), poisoned: HashSet::new(), depth: 0, lex_errors: Vec::new() }
+        Parser { text, tokens, pos: 0, diags: Vec::new(), scopes: Vec::new(), poisoned: HashSet::new(), depth: 0, lex_errors: Vec::new(), params: HashMap::new() }
     }
 
     // ---- token plumbing -----------------------------------------------------------------------------------
@@ -271,7 +289,10 @@ impl<'a> Parser<'a> {
             }
         };
         let span = start.to(self.prev_span());
-        self.region(&mut body, entry)?;
+        self.params = kernel_params(&attrs);
+        let region = self.region(&mut body, entry);
+        self.params.clear();
+        region?;
         Ok(Func { name, attrs, body, entry, span })
     }
 
@@ -686,7 +707,11 @@ impl<'a> Parser<'a> {
             TokenKind::Ident(word) => match word.as_str() {
                 "true" => Attribute::Bool(true),
                 "false" => Attribute::Bool(false),
-                _ => Attribute::Keyword(word),
+                _ => match self.params.get(&word) {
+                    // A kernel parameter where a value is expected, e.g. `tile.constant BK : index`.
+                    Some(&n) => Attribute::Int(n),
+                    None => Attribute::Keyword(word),
+                },
             },
             TokenKind::LBracket => {
                 self.enter(token.span)?;
@@ -744,9 +769,15 @@ impl<'a> Parser<'a> {
     fn shape(&mut self, allow_dynamic: bool) -> PResult<(Vec<Dim>, ScalarType)> {
         let saved = self.pos;
         let token = self.bump();
-        let TokenKind::Shape(text) = &token.kind else {
-            self.pos = saved;
-            return Err(self.error_expected("a shape like '16x16xf16'"));
+        // A shape that starts with a kernel parameter (`BMxBKxf16`) lexes as an identifier.
+        let starts_with_param = |t: &str| t.split_once('x').is_some_and(|(first, _)| is_param_name(first));
+        let text = match &token.kind {
+            TokenKind::Shape(text) => text,
+            TokenKind::Ident(text) if starts_with_param(text) => text,
+            _ => {
+                self.pos = saved;
+                return Err(self.error_expected("a shape like '16x16xf16'"));
+            }
         };
         let mut dims = Vec::new();
         let mut rest = text.as_str();
@@ -763,6 +794,21 @@ impl<'a> Parser<'a> {
                     Ok(n) if n > 0 && n <= 1 << 31 => dims.push(Dim::Static(n)),
                     Ok(0) => return Err(self.error(dim_span, "extent must be positive")),
                     _ => return Err(self.error(dim_span, format!("extent '{dim}' is too large"))),
+                }
+            } else if is_param_name(dim) {
+                match self.params.get(dim) {
+                    Some(&n) if n > 0 && n <= 1 << 31 => dims.push(Dim::Static(n as u64)),
+                    Some(&n) => return Err(self.error(dim_span, format!("kernel parameter {dim} = {n} is not a valid extent (1 to 2^31)"))),
+                    None => {
+                        let d = self.error(dim_span, format!("unknown kernel parameter '{dim}'"));
+                        if let Some(last) = self.diags.last_mut() {
+                            last.notes.push(crate::diag::Note {
+                                span: None,
+                                message: format!("declare it as an integer attribute of the function, e.g. 'attributes {{{dim} = 128}}'"),
+                            });
+                        }
+                        return Err(d);
+                    }
                 }
             } else {
                 // What is left is the element type, e.g. `index` holds an 'x'.
