@@ -9,7 +9,8 @@
 //!    back so later passes and the simulator agree) whose warp tile `M/wm x N/wn` is a multiple of the
 //!    instruction's `m x n` and as square as possible (least ldmatrix traffic per mma: 128x128 over 4
 //!    warps → 2x2, 256x128 over 8 → 4x2, 128x256 over 8 → 2x4), ties going to the most balanced grid with
-//!    `wm >= wn`;
+//!    `wm >= wn`; the function attribute `warp_tile = [WM, WN]` asks for a warp tile instead (the grid
+//!    `M/WM x N/WN`, an error unless it holds `num_warps` whole-instruction warp tiles);
 //! 3. builds the operand layouts as products of the hardware fragment layout with repetitions over
 //!    instruction tiles (more `register` bits) and the warp grid (`warp` bits):
 //!    - A = frag_a × rep(k) × rep(m) × warp_m(row) × zero(wn): A is replicated over the warps of a row;
@@ -38,6 +39,8 @@ use tilec_ir::{Attribute, Diagnostic, Func, MemorySpace, Module, OpId, OpKind, S
 
 /// The function attribute naming the number of warps of a block.
 pub const NUM_WARPS_ATTR: &str = "num_warps";
+/// The function attribute naming the warp tile of its mma, `[rows, cols]` (else the most square one).
+pub const WARP_TILE_ATTR: &str = "warp_tile";
 /// The number of warps when a function does not say.
 pub const DEFAULT_NUM_WARPS: u32 = 4;
 
@@ -127,6 +130,20 @@ fn pow2(what: &str, n: u64) -> Result<u32, String> {
 
 /// Chooses the instruction and warp grid of an `M x N x K` mma and builds its operand layouts.
 pub fn assign_mma(m: u64, n: u64, k: u64, ab: ScalarType, acc: ScalarType, num_warps: u32) -> Result<MmaAssignment, String> {
+    assign_mma_with(m, n, k, ab, acc, num_warps, None)
+}
+
+/// [`assign_mma`] with the warp tile asked for (the function attribute `warp_tile = [WM, WN]`): the warp grid
+/// is then `M/WM x N/WN`, which must hold `num_warps` warps.
+pub fn assign_mma_with(
+    m: u64,
+    n: u64,
+    k: u64,
+    ab: ScalarType,
+    acc: ScalarType,
+    num_warps: u32,
+    warp_tile: Option<(u64, u64)>,
+) -> Result<MmaAssignment, String> {
     let instr = MmaInstr::for_types(ab, acc)?;
     let (m, n, k) = (pow2("M", m)?, pow2("N", n)?, pow2("K", k)?);
     pow2("num_warps", num_warps as u64)?;
@@ -140,7 +157,22 @@ pub fn assign_mma(m: u64, n: u64, k: u64, ab: ScalarType, acc: ScalarType, num_w
     // Ties keep the order of `warp_grids` (balanced, then wm >= wn).
     let lg = |x: u32| x.trailing_zeros() as i32;
     let fits = |&&(wm, wn): &&(u32, u32)| m % (wm * instr.m) == 0 && n % (wn * instr.n) == 0;
-    let best = grids.iter().filter(fits).min_by_key(|&&(wm, wn)| (lg(m / wm) - lg(n / wn)).abs());
+    let best = match warp_tile {
+        Some((wtm, wtn)) => {
+            let (mm, nn) = (u64::from(m), u64::from(n));
+            let grid = (wtm > 0 && wtn > 0 && mm % wtm == 0 && nn % wtn == 0).then(|| ((mm / wtm) as u32, (nn / wtn) as u32));
+            match grid.and_then(|g| grids.iter().find(|&&x| x == g)) {
+                Some(g) if fits(&g) => Some(g),
+                _ => {
+                    return Err(format!(
+                        "warp_tile = [{wtm}, {wtn}] does not split the {m}x{n} tile into {num_warps} warp tiles of whole m{}n{} instructions",
+                        instr.m, instr.n
+                    ))
+                }
+            }
+        }
+        None => grids.iter().filter(fits).min_by_key(|&&(wm, wn)| (lg(m / wm) - lg(n / wn)).abs()),
+    };
     let Some(&(wm, wn)) = best else {
         let (wm, wn) = grids[0];
         let tried: Vec<String> = grids.iter().map(|(a, b)| format!("{a}x{b}")).collect();
@@ -344,6 +376,16 @@ pub fn live_values(func: &Func) -> Vec<Value> {
 pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
     let body = &func.body;
     let warps = num_warps(func);
+    let warp_tile = match func.attrs.get(WARP_TILE_ATTR) {
+        None => None,
+        Some(Attribute::Array(items)) => match items.as_slice() {
+            [Attribute::Int(a), Attribute::Int(b)] if *a > 0 && *b > 0 => Some((*a as u64, *b as u64)),
+            _ => None,
+        }
+        .map(Some)
+        .ok_or_else(|| Diagnostic::error(func.span, format!("{WARP_TILE_ATTR} must be [rows, cols] of positive integers")))?,
+        Some(other) => return Err(Diagnostic::error(func.span, format!("{WARP_TILE_ATTR} = {other}: expected [rows, cols]"))),
+    };
     let mut classes = LayoutClasses::of(func);
     let mut reqs: HashMap<Value, Requirement> = HashMap::new();
     let mut mmas = Vec::new();
@@ -359,7 +401,7 @@ pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
         let (Some(sa), Some(sb)) = (ta.static_shape(), tb.static_shape()) else {
             return Err(Diagnostic::error(op.span, "'tile.mma' needs static shapes for layout assignment"));
         };
-        let asg = assign_mma(sa[0], sb[1], sa[1], ta.elem, tc.elem, warps).map_err(|m| {
+        let asg = assign_mma_with(sa[0], sb[1], sa[1], ta.elem, tc.elem, warps, warp_tile).map_err(|m| {
             Diagnostic::error(op.span, format!("no layout assignment for this 'tile.mma': {m}"))
                 .with_note(format!("the block has {warps} warps (function attribute 'num_warps')"))
         })?;
