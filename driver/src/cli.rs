@@ -334,8 +334,9 @@ pub struct TuneArgs {
     #[arg(long, value_name = "on|off,...", value_delimiter = ',', default_values_t = [OnOff::On, OnOff::Off])]
     pub fragments: Vec<OnOff>,
     /// Values to try for a kernel parameter (an upper-case integer attribute such as the block tile's `BM`,
-    /// used in the body's shapes): `--param BM=128,256 --param BK=32,64` (repeatable). A parameter not
-    /// given keeps the kernel's value.
+    /// used in the body's shapes) or for `raster_group` (grouped block order; 1 is off):
+    /// `--param BM=128,256 --param BK=32,64 --param raster_group=1,8` (repeatable). One not given keeps the
+    /// kernel's value.
     #[arg(long = "param", value_name = "NAME=V,...")]
     pub params: Vec<String>,
     /// Timed launches of each candidate (median reported).

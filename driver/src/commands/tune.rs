@@ -35,6 +35,7 @@ use tilec_gpu_runner::tune::{self, attrs_text, AttrValue, Candidate, TuneJob, Tu
 use tilec_ir::{Attribute, Func, Module, SourceFile};
 use tilec_passes::layout_assignment::{DEFAULT_NUM_WARPS, NUM_WARPS_ATTR};
 use tilec_passes::pipelining::{DEFAULT_STAGES, FRAGMENTS_AHEAD_ATTR, STAGES_ATTR};
+use tilec_passes::rasterize::RASTER_GROUP_ATTR;
 
 use crate::cli::{Backend, OnOff, TuneArgs};
 use crate::commands::bench::{abi_params, check_extents, grid_for, parse_shape, roles, target_of, write_bundle};
@@ -198,13 +199,22 @@ struct Setup<'a> {
     roles: &'a roles::GemmRoles,
 }
 
+/// Whether `--param` may name `name`: a kernel parameter, or the rasterize pass's group size.
+fn is_tuned_integer(name: &str) -> bool {
+    tilec_ir::is_param_name(name) || name == RASTER_GROUP_ATTR
+}
+
 /// `--param NAME=V,...` lists, in order.
 fn param_lists(args: &TuneArgs) -> Result<Vec<(String, Vec<i64>)>, DriverError> {
     let mut out: Vec<(String, Vec<i64>)> = Vec::new();
     for text in &args.params {
-        let bad = || DriverError::Usage(format!("--param {text}: expected NAME=V,... with an upper-case NAME (a kernel parameter) and integers"));
+        let bad = || {
+            DriverError::Usage(format!(
+                "--param {text}: expected NAME=V,... with NAME a kernel parameter (upper case) or {RASTER_GROUP_ATTR}, and integers"
+            ))
+        };
         let (name, values) = text.split_once('=').ok_or_else(bad)?;
-        if !tilec_ir::is_param_name(name) {
+        if !is_tuned_integer(name) {
             return Err(bad());
         }
         let values: Vec<i64> = values.split(',').map(|v| v.trim().parse::<i64>().map_err(|_| bad())).collect::<Result<_, _>>()?;
@@ -269,7 +279,11 @@ fn candidate_name(attrs: &BTreeMap<String, AttrValue>) -> String {
         Some(AttrValue::Bool(false)) => "off",
         _ => "on",
     };
-    let params: String = attrs.iter().filter(|(k, _)| tilec_ir::is_param_name(k)).map(|(k, _)| format!("_{k}{}", int(k))).collect();
+    let params: String = attrs
+        .iter()
+        .filter(|(k, _)| is_tuned_integer(k))
+        .map(|(k, _)| if k == RASTER_GROUP_ATTR { format!("_r{}", int(k)) } else { format!("_{k}{}", int(k)) })
+        .collect();
     format!("s{}_w{}_f{frags}{params}", int(STAGES_ATTR), int(NUM_WARPS_ATTR))
 }
 
@@ -506,7 +520,7 @@ fn write_best(args: &TuneArgs, source: &SourceFile, module: &Module, func: &str,
     let index = module.funcs.iter().position(|f| f.name == func).ok_or_else(|| DriverError::Usage(format!("no kernel '@{func}' in the input")))?;
     let before = current_attrs(&module.funcs[index]);
     for key in best.attrs.keys() {
-        if !TUNED_ATTRS.contains(&key.as_str()) && !tilec_ir::is_param_name(key) {
+        if !TUNED_ATTRS.contains(&key.as_str()) && !is_tuned_integer(key) {
             return Err(DriverError::Usage(format!(
                 "the record of candidate '{}' sets '{key}', which tilec tune does not tune (it sets {})",
                 best.candidate,
