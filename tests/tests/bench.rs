@@ -179,3 +179,23 @@ fn bench_without_a_gpu_is_an_environment_error() {
         other => panic!("tilec bench exited with {other:?}:\n{}", stderr(&o)),
     }
 }
+
+/// A shape whose rows break the kernel's 16-byte cp.async alignment would fault on the GPU (misaligned
+/// address): `tilec bench` and `tilec bundle` refuse it first and write nothing; an aligned ragged shape is fine.
+#[test]
+fn shapes_that_break_cp_async_alignment_are_refused() {
+    let tmp = temp_dir("align");
+    let dir = tmp.join("b").display().to_string();
+    let o = run(&["bench", "examples/gemm.tir", "--shape", "64,64,41", "--target", "sm_90", "--bundle", &dir]);
+    assert_fails(&o, 1, "%A is 64x41: its extent 1 (41) must be a multiple of 8");
+    assert!(!tmp.join("b").join("gemm_64x64x41").exists());
+    let o = run(&["bench", "examples/gemm_a_col.tir", "--shape", "68,64,40", "--target", "sm_90", "--bundle", &dir]);
+    assert_fails(&o, 1, "%A is 68x40: its extent 0 (68) must be a multiple of 8");
+    let out = tmp.join("bundle").display().to_string();
+    let o = run(&["bundle", "examples/gemm.tir", "--shape", "64,44,40", "-o", &out, "--no-oracle"]);
+    assert_fails(&o, 1, "%B is 40x44: its extent 1 (44) must be a multiple of 8");
+    assert!(!tmp.join("bundle").exists());
+    let o = run(&["bench", "examples/gemm.tir", "--shape", "200,72,40", "--target", "sm_90", "--bundle", &dir]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&tmp);
+}

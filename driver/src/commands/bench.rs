@@ -21,7 +21,7 @@ use tilec_ir::{Func, ScalarType, Type};
 use tilec_lower_ptx::{AbiRole, KernelInfo};
 
 use crate::cli::{Backend, BenchArgs};
-use crate::commands::bundle::lower_kernel;
+use crate::commands::bundle::{check_alignment, lower_kernel};
 use crate::commands::interp::select_func;
 use crate::error::DriverError;
 use crate::input::{diagnostics, parse_and_verify, read_source};
@@ -108,6 +108,9 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
             beta: roles.beta.map(|_| args.beta),
         };
         gemm.validate().map_err(DriverError::Usage)?;
+        if let Some(lowered) = single.funcs.first() {
+            check_alignment(lowered, &gemm_extents(func, &roles, &gemm))?;
+        }
         let grid = grid_for(func, &roles, &gemm).map_err(|d| diagnostics(&source, vec![d]))?;
         let bundle = BenchBundle {
             ptx: "kernel.ptx".into(),
@@ -237,6 +240,18 @@ pub(crate) fn abi_params(kernel: &KernelInfo, roles: &GemmRoles) -> Result<Vec<B
             (AbiRole::Value, None) if Some(p.arg) == roles.alpha && p.ty == "f32" => Ok(BenchParam::Alpha),
             (AbiRole::Value, None) if Some(p.arg) == roles.beta && p.ty == "f32" => Ok(BenchParam::Beta),
             _ => Err(DriverError::Usage(format!("the compiled kernel's parameter '{}' ({}) has no GEMM role", p.name, p.ty))),
+        })
+        .collect()
+}
+
+/// The logical shapes of the kernel's arguments for `gemm` (A, B, C; `None` for the scalars).
+pub(crate) fn gemm_extents(func: &Func, roles: &GemmRoles, gemm: &GemmSpec) -> Vec<Option<Vec<u64>>> {
+    (0..func.args().len())
+        .map(|i| {
+            [(roles.a, Role::A), (roles.b, Role::B), (roles.c, Role::C)].into_iter().find(|&(a, _)| a == i).map(|(_, r)| {
+                let (rows, cols) = gemm.shape(r);
+                vec![rows, cols]
+            })
         })
         .collect()
 }

@@ -109,6 +109,11 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     let backend_target: tilec_lower_ptx::Target =
         args.target.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
     let single = lower_kernel(func, target, &source)?;
+    let extents: Vec<Option<Vec<u64>>> =
+        values.iter().map(|v| v.as_tensor().map(|t| t.shape.iter().map(|&d| d as u64).collect())).collect();
+    if let Some(lowered) = single.funcs.first() {
+        check_alignment(lowered, &extents)?;
+    }
     let (ptx, kernels) = match args.backend {
         crate::cli::Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, backend_target, tilec_lower_ptx::OptLevel::O3)
             .map(|c| (c.ptx, c.kernels))
@@ -167,6 +172,29 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
 
 /// One kernel alone, through the default pipeline down to nvgpu-level IR (what `bundle` compiles and `sim`
 /// simulates).
+/// Refuses a launch whose tensor extents break the lowered kernel's cp.async alignment requirements (the
+/// `async_copy_alignment` attribute: argument, axis, multiple), which would fault on the GPU with a misaligned
+/// address. `extents[i]`: the logical shape of argument `i` when it is a tensor.
+pub fn check_alignment(lowered: &tilec_ir::Func, extents: &[Option<Vec<u64>>]) -> Result<(), DriverError> {
+    let Some(tilec_ir::Attribute::Array(items)) = lowered.attrs.get(tilec_passes::lower::ASYNC_COPY_ALIGNMENT_ATTR) else { return Ok(()) };
+    let names = arg_names(lowered);
+    for item in items {
+        let tilec_ir::Attribute::Array(t) = item else { continue };
+        let [Some(arg), Some(axis), Some(multiple)] = [0, 1, 2].map(|i| t.get(i).and_then(tilec_ir::Attribute::as_int)) else { continue };
+        let (Ok(arg), Ok(axis), Ok(multiple)) = (usize::try_from(arg), usize::try_from(axis), u64::try_from(multiple)) else { continue };
+        let Some(Some(shape)) = extents.get(arg) else { continue };
+        let Some(&extent) = shape.get(axis) else { continue };
+        if multiple > 1 && extent % multiple != 0 {
+            let name = names.get(arg).map_or("?", String::as_str);
+            return Err(DriverError::Usage(format!(
+                "%{name} is {}: its extent {axis} ({extent}) must be a multiple of {multiple}, or its 16-byte cp.async copies would be misaligned (the kernel's async_copy_requirements)",
+                shape.iter().map(u64::to_string).collect::<Vec<_>>().join("x")
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn lower_kernel(func: &tilec_ir::Func, target: tilec_passes::Target, source: &tilec_ir::SourceFile) -> Result<Module, DriverError> {
     let mut single = Module { funcs: vec![func.clone()] };
     let pipeline = tilec_passes::full_pipeline(target);

@@ -38,8 +38,8 @@ use tilec_passes::pipelining::{DEFAULT_STAGES, FRAGMENTS_AHEAD_ATTR, STAGES_ATTR
 use tilec_passes::rasterize::RASTER_GROUP_ATTR;
 
 use crate::cli::{Backend, OnOff, TuneArgs};
-use crate::commands::bench::{abi_params, check_extents, grid_for, parse_shape, roles, target_of, write_bundle};
-use crate::commands::bundle::lower_kernel;
+use crate::commands::bench::{abi_params, check_extents, gemm_extents, grid_for, parse_shape, roles, target_of, write_bundle};
+use crate::commands::bundle::{check_alignment, lower_kernel};
 use crate::commands::interp::select_func;
 use crate::error::DriverError;
 use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
@@ -340,6 +340,9 @@ fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, 
     };
     let template = BenchBundle { grid, ..template };
     let single = lower_kernel(&f, setup.target, &source).map_err(|e| skip(e.render(false)))?;
+    if let Some(lowered) = single.funcs.first() {
+        check_alignment(lowered, &gemm_extents(&f, setup.roles, &template.gemm)).map_err(|e| skip(e.render(false)))?;
+    }
     let opt = tilec_lower_ptx::OptLevel::O3;
     let compiled = match setup.backend {
         Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, setup.backend_target, opt).map(|c| (c.ptx, c.kernels)),

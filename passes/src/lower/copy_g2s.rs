@@ -95,6 +95,7 @@ impl<'f> Lowering<'f> {
         };
         if !inside && !matches!(gt.shape[1], Dim::Static(n) if n % chunk == 0) {
             let name = self.func.body.value(src).name.clone().map_or_else(|| "a global tile".to_string(), |n| format!("%{n}"));
+            self.require_multiple(src, 1, chunk);
             self.requirements.insert(format!(
                 "rows of {name} must be a multiple of {chunk} {} elements ({} bytes) for cp.async",
                 gt.elem,

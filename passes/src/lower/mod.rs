@@ -33,12 +33,27 @@ use std::collections::{BTreeSet, HashMap};
 use tilec_ir::layout::{Layout, LinearLayout};
 use tilec_ir::{Attribute, BlockId, Diagnostic, Func, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Type, Value, VectorType};
 
-pub use copy_plan::{CopyInstance, CopyInstr, CopyPlan, DistributedBases, SharedSource};
+pub use copy_plan::{b16_pair_view, CopyInstance, CopyInstr, CopyPlan, DistributedBases, SharedSource};
 
 use crate::layout_assignment::{num_warps, solve_layouts, LayoutSolution};
 
 /// The function attribute where the lowering states what its `cp.async` copies require of the global tiles.
 pub const ASYNC_COPY_REQUIREMENT_ATTR: &str = "async_copy_requirements";
+/// [`ASYNC_COPY_REQUIREMENT_ATTR`] for tools: `[[argument, axis, multiple], ...]`, each saying that extent
+/// `axis` of the function's argument number `argument` must be a multiple of `multiple` elements (the row
+/// length that keeps every 16-, 8- or 4-byte cp.async source aligned). A launch that breaks one would fault
+/// with a misaligned address; `tilec bundle`, `bench` and `tune` refuse such shapes first.
+pub const ASYNC_COPY_ALIGNMENT_ATTR: &str = "async_copy_alignment";
+
+impl Lowering<'_> {
+    /// Records that extent `axis` of the global tile `src` (a function argument) must be a multiple of
+    /// `multiple` elements.
+    pub(super) fn require_multiple(&mut self, src: Value, axis: i64, multiple: u64) {
+        if let Some(arg) = self.func.args().iter().position(|&a| a == src) {
+            self.alignment.insert((arg as i64, axis, multiple as i64));
+        }
+    }
+}
 
 /// Lowers every function of a module (after layout assignment).
 pub fn lower_tile_to_nvgpu(module: &mut Module) -> Result<(), Diagnostic> {
@@ -113,6 +128,9 @@ pub(crate) struct Lowering<'f> {
     /// Shared tiles a `tile.copy_s2r` has read so far (for the WAR barrier before refilling them).
     pub read_shared: BTreeSet<Value>,
     pub requirements: BTreeSet<String>,
+    /// The same requirements, machine-checkable: `(argument, axis, multiple)`: the extent `axis` of the
+    /// function's argument must be a multiple of `multiple` ([`ASYNC_COPY_ALIGNMENT_ATTR`]).
+    pub alignment: BTreeSet<(i64, i64, i64)>,
 }
 
 /// Lowers one function.
@@ -140,11 +158,16 @@ pub fn lower_func(func: &mut Func) -> Result<(), Diagnostic> {
         bit_terms: HashMap::new(),
         read_shared: BTreeSet::new(),
         requirements: BTreeSet::new(),
+        alignment: BTreeSet::new(),
     };
     cx.lower_block(entry, false)?;
     if !cx.requirements.is_empty() {
         let text = cx.requirements.iter().cloned().collect::<Vec<_>>().join("; ");
         cx.func.attrs.insert(ASYNC_COPY_REQUIREMENT_ATTR.into(), Attribute::Str(text));
+    }
+    if !cx.alignment.is_empty() {
+        let items = cx.alignment.iter().map(|&(a, x, m)| Attribute::Array(vec![Attribute::Int(a), Attribute::Int(x), Attribute::Int(m)])).collect();
+        cx.func.attrs.insert(ASYNC_COPY_ALIGNMENT_ATTR.into(), Attribute::Array(items));
     }
     Ok(())
 }
