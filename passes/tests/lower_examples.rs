@@ -8,7 +8,7 @@ fn load(name: &str) -> tilec_ir::Module {
 
 #[test]
 fn examples_assign_and_lower_and_verify() {
-    let variants = ["gemm_bf16.tir", "gemm_f16_out.tir", "gemm_bf16_out.tir", "gemm_s8_128.tir", "gemm_a_col.tir", "gemm_b_col.tir", "gemm_ab_col.tir"];
+    let variants = ["gemm_bf16.tir", "gemm_f16_out.tir", "gemm_bf16_out.tir", "gemm_s8_128.tir", "gemm_s8_b_col.tir", "gemm_a_col.tir", "gemm_b_col.tir", "gemm_ab_col.tir"];
     for name in ["mma.tir", "copy_s2r.tir", "gemm.tir", "gemm_epilogue.tir"].into_iter().chain(variants) {
         let mut m = load(name);
         assign_layouts(&mut m).unwrap();

@@ -7,6 +7,7 @@
 //! - `gemm_bf16.tir`: bf16 inputs, f32 accumulation (mma.sync m16n8k16 .bf16);
 //! - `gemm_f16_out.tir`, `gemm_bf16_out.tir`: C = alpha·A·B + beta·C with fp16 / bf16 C;
 //! - `gemm_s8_128.tir`: s8 inputs, exact i32 accumulation at the 128x128x64 block tile;
+//! - `gemm_s8_b_col.tir`: the same with a column-major (K-contiguous) B, cuBLAS's TN int8 form;
 //! - `gemm_a_col.tir`, `gemm_b_col.tir`, `gemm_ab_col.tir`: A and/or B column-major in global memory.
 //!
 //! Small integer inputs (-3..=3) make every f32 partial sum exact, so the simulator (one rounding per mma)
@@ -152,6 +153,50 @@ fn alpha_beta_epilogue_with_bf16_output() {
 #[test]
 fn s8_at_the_128x128x64_block_tile_is_exact() {
     check_all("gemm_s8_128.tir", &[(200, 80, 48), (264, 144, 80)], false);
+}
+
+/// Column-major s8 B at the same tile and shapes (K a multiple of 16: the 16-byte cp.async chunks of B
+/// now run along k).
+#[test]
+fn s8_with_column_major_b_is_exact() {
+    check_all("gemm_s8_b_col.tir", &[(200, 80, 48), (264, 144, 80)], false);
+}
+
+/// How the s8 operands are read: A (row-major, four consecutive k per 32-bit register) with plain
+/// `ldmatrix.x4` of byte pairs, a row-major B (four consecutive k = four rows per register) with
+/// single-byte loads, and a column-major B with plain `ldmatrix.x2` of byte pairs (one 8-byte B fragment
+/// per instruction).
+#[test]
+fn s8_operands_use_ldmatrix_of_byte_pairs_where_k_is_contiguous() {
+    let reads = |name: &str| -> Vec<String> {
+        let m = lowered(name, Target::Sm90);
+        let f = &m.funcs[0];
+        let mut out = Vec::new();
+        f.body.walk(f.entry, &mut |id| {
+            let op = f.body.op(id);
+            let what = match op.kind {
+                OpKind::LdMatrix => {
+                    let trans = op.attr("transpose").and_then(tilec_ir::Attribute::as_bool).unwrap_or(false);
+                    let num = op.attr("numTiles").and_then(tilec_ir::Attribute::as_int).unwrap_or(0);
+                    format!("ldmatrix.x{num}{} {}", if trans { ".trans" } else { "" }, f.body.ty(op.results[0]))
+                }
+                OpKind::Load => format!("load {}", f.body.ty(op.results[0])),
+                _ => return,
+            };
+            let tile = op.operand("src").and_then(|v| f.body.value(v).name.clone()).unwrap_or_default();
+            if !tile.starts_with('s') {
+                return;
+            }
+            let item = format!("{} {what}", tile.split("_stage").next().unwrap_or_default());
+            if !out.contains(&item) {
+                out.push(item);
+            }
+        });
+        out.sort();
+        out
+    };
+    assert_eq!(reads("gemm_s8_128.tir"), ["sa ldmatrix.x4 vector<4x4xi8>", "sb load i8"]);
+    assert_eq!(reads("gemm_s8_b_col.tir"), ["sa ldmatrix.x4 vector<4x4xi8>", "sb ldmatrix.x2 vector<2x4xi8>"]);
 }
 
 #[test]

@@ -7,6 +7,11 @@
 //! columns `2 (t % 4)` and `2 (t % 4) + 1` (low half first); with `.trans` it holds column `t / 4`, rows
 //! `2 (t % 4)` and `2 (t % 4) + 1`, i.e. each 8x8 matrix arrives transposed. `stmatrix` moves the same
 //! elements the other way.
+//!
+//! `ldmatrix` (not `.trans`) also reads a tile of 8-bit elements: the instruction moves bytes, 16 per row,
+//! so a row is 16 8-bit elements and register `i` of lane `t` holds elements `4 (t % 4) .. 4 (t % 4) + 3`
+//! of row `t / 4` (the two b16 units `2 (t % 4)`, `2 (t % 4) + 1`, each low byte first), as a
+//! `vector<n x 4 x i8>`; MLIR's `nvgpu.ldmatrix` has the same form.
 
 use crate::attr::Attribute;
 use crate::body::Operation;
@@ -16,28 +21,38 @@ use super::error::SimError;
 use super::exec::{Ctx, Val, Warp};
 use super::memory::{MemRef, Run};
 
-/// `numTiles` and `transpose`, and a check that `ty` is the per-lane fragment `vector<n x 2 x b16>`.
-fn matrix_form(ctx: &Ctx<'_>, op: &Operation, ty: &Type, mem: crate::body::Value) -> Result<(usize, bool), SimError> {
+/// `numTiles`, `transpose` and the elements per 32-bit register (2, or 4 for the 8-bit `ldmatrix`), and
+/// a check that `ty` is the per-lane fragment `vector<n x 2 x b16>` (`vector<n x 4 x b8>`).
+fn matrix_form(ctx: &Ctx<'_>, op: &Operation, ty: &Type, mem: crate::body::Value) -> Result<(usize, bool, usize), SimError> {
     let fragment_error = |message: String| SimError::FragmentType { span: op.span, op: op.kind.name(), message };
     let n = match op.attr("numTiles").and_then(Attribute::as_int) {
         Some(n @ (1 | 2 | 4)) => n as usize,
         other => return Err(fragment_error(format!("numTiles must be 1, 2 or 4, found {other:?}"))),
     };
     let trans = op.attr("transpose").and_then(Attribute::as_bool).unwrap_or(false);
-    let ok = matches!(ty, Type::Vector(v) if v.shape == [n as u64, 2] && v.elem.bit_width() == 16);
-    if !ok {
-        return Err(fragment_error(format!("numTiles = {n} moves 'vector<{n}x2xf16>' (16-bit elements) per lane, not '{ty}'")));
-    }
     let tile = ctx.func.body.ty(mem);
-    if !matches!(tile, Type::Tile(t) if t.elem.bit_width() == 16 && t.space == crate::types::MemorySpace::Shared) {
-        return Err(fragment_error(format!("the matrices must be in a shared tile of 16-bit elements, not '{tile}'")));
+    let bits = match tile {
+        Type::Tile(t) if t.space == crate::types::MemorySpace::Shared => t.elem.bit_width(),
+        _ => 0,
+    };
+    let bytes_allowed = op.kind == crate::ops::OpKind::LdMatrix && !trans;
+    if bits != 16 && !(bits == 8 && bytes_allowed) {
+        return Err(fragment_error(format!(
+            "the matrices must be in a shared tile of 16-bit elements (8-bit ones only for a plain ldmatrix), not '{tile}'"
+        )));
     }
-    Ok((n, trans))
+    let per = (32 / bits) as usize;
+    let ok = matches!(ty, Type::Vector(v) if v.shape == [n as u64, per as u64] && v.elem.bit_width() == bits);
+    if !ok {
+        return Err(fragment_error(format!("numTiles = {n} moves 'vector<{n}x{per}x...>' ({bits}-bit elements) per lane, not '{ty}'")));
+    }
+    Ok((n, trans, per))
 }
 
-/// Which element of the 8x8 matrix half `j` of a lane's register holds.
-fn element_of(lane: usize, j: usize, trans: bool) -> (usize, usize) {
-    let (r, c) = (lane / 4, 2 * (lane % 4) + j);
+/// Which element of the matrix element `j` of a lane's register holds (`per` elements per register; a
+/// matrix is 8 rows of `4 * per` elements).
+fn element_of(lane: usize, j: usize, trans: bool, per: usize) -> (usize, usize) {
+    let (r, c) = (lane / 4, per * (lane % 4) + j);
     if trans {
         (c, r)
     } else {
@@ -45,8 +60,15 @@ fn element_of(lane: usize, j: usize, trans: bool) -> (usize, usize) {
     }
 }
 
-/// Where the row addressed by each of the lanes `0 .. 8n` is in the tile's data.
-fn row_offsets(w: &Warp, ctx: &Ctx<'_>, op: &Operation, mem_value: crate::body::Value, n: usize) -> Result<(usize, Vec<Run>), SimError> {
+/// Where the row addressed by each of the lanes `0 .. 8n` is in the tile's data (`len` elements each).
+fn row_offsets(
+    w: &Warp,
+    ctx: &Ctx<'_>,
+    op: &Operation,
+    mem_value: crate::body::Value,
+    n: usize,
+    len: usize,
+) -> Result<(usize, Vec<Run>), SimError> {
     let mut tile = None;
     let mut offsets = Vec::with_capacity(8 * n);
     for lane in 0..(8 * n) as u32 {
@@ -56,7 +78,7 @@ fn row_offsets(w: &Warp, ctx: &Ctx<'_>, op: &Operation, mem_value: crate::body::
         };
         tile = Some(t);
         let index = w.indices(ctx, op, "indices", lane)?;
-        let (run, _) = w.access(ctx, op, lane, mem, &index, 8, Some(16))?;
+        let (run, _) = w.access(ctx, op, lane, mem, &index, len, Some(16))?;
         offsets.push(run);
     }
     Ok((tile.unwrap_or(0), offsets))
@@ -67,17 +89,17 @@ pub(super) fn ldmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation) -> Resul
     let (Some(src), Some(result)) = (op.operand("src"), op.result()) else {
         return Err(SimError::FragmentType { span: op.span, op: op.kind.name(), message: "needs a source and a result".into() });
     };
-    let (n, trans) = matrix_form(ctx, op, ctx.func.body.ty(result), src)?;
-    // Phase 1: lanes 0 .. 8n read their row.
-    let (tile, offsets) = row_offsets(w, ctx, op, src, n)?;
+    let (n, trans, per) = matrix_form(ctx, op, ctx.func.body.ty(result), src)?;
+    // Phase 1: lanes 0 .. 8n read their row (16 bytes).
+    let (tile, offsets) = row_offsets(w, ctx, op, src, n, 4 * per)?;
     let data = &ctx.shared.tiles[tile].data.values;
-    let rows: Vec<Vec<f64>> = offsets.iter().map(|&run| run.positions(8).map(|i| data[i]).collect()).collect();
+    let rows: Vec<Vec<f64>> = offsets.iter().map(|&run| run.positions(4 * per).map(|i| data[i]).collect()).collect();
     // Phase 2: the rows are distributed over the warp.
     for lane in 0..32usize {
-        let mut v = Vec::with_capacity(2 * n);
+        let mut v = Vec::with_capacity(per * n);
         for i in 0..n {
-            for j in 0..2 {
-                let (r, c) = element_of(lane, j, trans);
+            for j in 0..per {
+                let (r, c) = element_of(lane, j, trans, per);
                 v.push(rows[8 * i + r][c]);
             }
         }
@@ -91,18 +113,18 @@ pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation) -> Resul
     let (Some(value), Some(dst)) = (op.operand("value"), op.operand("dst")) else {
         return Err(SimError::FragmentType { span: op.span, op: op.kind.name(), message: "needs a value and a destination".into() });
     };
-    let (n, trans) = matrix_form(ctx, op, ctx.func.body.ty(value), dst)?;
+    let (n, trans, _) = matrix_form(ctx, op, ctx.func.body.ty(value), dst)?;
     let mut fragments = Vec::with_capacity(32);
     for lane in 0..32u32 {
         fragments.push(w.vector(ctx, op, value, lane)?.to_vec());
     }
-    let (tile, offsets) = row_offsets(w, ctx, op, dst, n)?;
+    let (tile, offsets) = row_offsets(w, ctx, op, dst, n, 8)?;
     // Gather each row of each matrix from the lanes holding its elements, then write it where its lane says.
     let mut rows = vec![[0.0f64; 8]; 8 * n];
     for (lane, fragment) in fragments.iter().enumerate() {
         for i in 0..n {
             for j in 0..2 {
-                let (r, c) = element_of(lane, j, trans);
+                let (r, c) = element_of(lane, j, trans, 2);
                 rows[8 * i + r][c] = fragment[2 * i + j];
             }
         }

@@ -30,7 +30,9 @@
 //! - `ldmatrix` `.x1/.x2/.x4` (`numTiles`), `.trans` (`transpose`): lanes `8i..8i+7` give the addresses of
 //!   the 8 rows of matrix `i` (16 contiguous, 16-byte aligned bytes each; the other lanes' addresses are
 //!   ignored); lane `t` receives row `t/4`, elements `2(t%4)` and `2(t%4)+1` of each matrix `i` in
-//!   register `i` (`.trans`: column `t/4`, rows `2(t%4)`, `2(t%4)+1`). `stmatrix` is the inverse.
+//!   register `i` (`.trans`: column `t/4`, rows `2(t%4)`, `2(t%4)+1`). `stmatrix` is the inverse. A plain
+//!   `ldmatrix` of 8-bit elements moves the same bytes: 16 elements per row, elements `4(t%4) .. 4(t%4)+3`
+//!   of row `t/4` in register `i` (`vector<n x 4 x i8>`).
 //! - `mma.sync` m16n8k16 (f16, bf16, s8, u8), m16n8k8 (f16, bf16, tf32), m16n8k4 (tf32), m16n8k32
 //!   (s8, u8, s4, u4, e4m3, e5m2), m16n8k64 (s4, u4) and m8n8k4 (f16, four independent quad-pair products;
 //!   `layoutA`/`layoutB` = `row`/`col` select `.row.col`, `.col.row`, ...). Each lane's fragment registers

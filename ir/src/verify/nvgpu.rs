@@ -54,15 +54,29 @@ fn check_fragment(v: &mut Verifier<'_>, op: &Operation, ty: &Type, n: u64) {
     }
 }
 
+/// `nvgpu.ldmatrix` of 16-bit elements, or (not transposed) of 8-bit ones: the instruction moves b16
+/// units, i.e. bytes, so a tile of bytes reads as 16-byte rows of 16 elements, 4 per 32-bit register
+/// (`vector<Nx4xi8>`), as MLIR's `nvgpu.ldmatrix` allows. `.trans` would swap 16-bit units, which splits no
+/// byte pair but is not an element transpose, so it stays 16-bit only (as in MLIR).
 fn ldmatrix(v: &mut Verifier<'_>, op: &Operation) {
     let (Some(src), Some(result)) = (op.operand("src"), v.result_type(op)) else { return };
     let Some(tile) = v.tile_in(op, src, "its source", MemorySpace::Shared) else { return };
     v.indices(op, "indices", tile.rank(), false);
-    if tile.elem.bit_width() != 16 {
-        v.error(op.span, format!("'nvgpu.ldmatrix' loads 16-bit elements, found '{}'", tile.elem));
+    let trans = op.attr("transpose").and_then(|a| a.as_bool()).unwrap_or(false);
+    let bits = tile.elem.bit_width();
+    let bytes = bits == 8 && !trans;
+    if bits != 16 && !bytes {
+        let what = if bits == 8 { "; 8-bit ones only without transpose" } else { "" };
+        v.error(op.span, format!("'nvgpu.ldmatrix' loads 16-bit elements{what}, found '{}'", tile.elem));
     }
     if let Some(n) = matrix_attrs(v, op) {
-        check_fragment(v, op, result, n);
+        if bytes {
+            if !matches!(result, Type::Vector(t) if t.shape == [n, 4]) {
+                v.error(op.span, format!("'nvgpu.ldmatrix' of 8-bit elements with numTiles = {n} moves 'vector<{n}x4x{}>', found '{result}'", tile.elem));
+            }
+        } else {
+            check_fragment(v, op, result, n);
+        }
         if result.element_type() != tile.elem {
             v.error(op.span, format!("'nvgpu.ldmatrix' result elements '{}' differ from the tile's '{}'", result.element_type(), tile.elem));
         }

@@ -23,9 +23,20 @@
 //! contiguous and 16-byte aligned in the shared tile's memory layout (checked for every instance, lane
 //! and warp; a swizzle whose base is at least 3 bits on 16-bit elements keeps it so).
 //!
-//! When no `ldmatrix` fits (32-bit or 8-bit elements, or an incompatible layout or swizzle), the plan
-//! falls back to per-thread `nvgpu.load`s of the widest vector (at most 16 bytes) of elements that are
-//! consecutive in both the register order and the memory layout, and says so.
+//! 8-bit elements go through `ldmatrix` as 16-bit pairs when both the destination and the memory layout
+//! keep adjacent elements of a storage row together ([`b16_pair_view`]: register bit 0, and offset bit 0,
+//! step one column, and nothing else moves an odd number of columns). The plan is made on the 16-bit view
+//! of both, where the conditions above apply unchanged, and its columns are doubled back. The m16n8k32 s8
+//! A fragment (four consecutive k in each 32-bit register) of a row-major tile is, viewed so, the m16n8k16
+//! f16 A fragment: `ldmatrix.x4`. The s8 B fragment of a row-major KxN tile also holds four consecutive k
+//! per register, but they lie in four storage rows, so it has no such view, and `ldmatrix.trans` cannot
+//! produce it either: it moves 16-bit units, so each 32-bit register gets two adjacent n of each of two
+//! k, where the fragment wants one n in all four bytes. That B is loaded per element. A column-major
+//! (K-contiguous) B has the view on its transpose and is plain `ldmatrix` like A.
+//!
+//! When no `ldmatrix` fits (32-bit elements, 8-bit ones without the pair view, or an incompatible layout
+//! or swizzle), the plan falls back to per-thread `nvgpu.load`s of the widest vector (at most 16 bytes) of
+//! elements that are consecutive in both the register order and the memory layout, and says so.
 //!
 //! A source whose storage runs down the columns (`#col_major`, possibly swizzled: offset bit 0 moves to
 //! the next row) is planned on its transpose: the `row`/`col` outputs of the memory layout and of the
@@ -170,13 +181,73 @@ fn swap_row_col(l: &LinearLayout) -> Result<LinearLayout, String> {
     LinearLayout::new(ins, outs).map_err(|e| format!("transposing a layout: {e}"))
 }
 
+/// The 16-bit view of a layout of 8-bit elements (`pair_dim`, ... → `row`, `col`), in which each pair of
+/// adjacent elements `(r, 2j)`, `(r, 2j + 1)` of a row is one 16-bit element `(r, j)`.
+///
+/// It exists when bit 0 of `pair_dim` (the lowest register bit of a distributed layout, offset bit 0 of a
+/// memory layout) steps exactly one column, and no other bit moves by an odd number of columns: then the
+/// two values `2u`, `2u + 1` of `pair_dim` are the low and high byte of one 16-bit unit, in the order of
+/// memory (little-endian), and the unit's column is the pair's column halved. The view is the composition
+/// with the map `(row, col) -> (row, col / 2)`, which sends bit 0 of `pair_dim` to zero, followed by
+/// dropping that bit. For the m16n8k32 s8 A fragment (4 consecutive k per 32-bit register) the view is
+/// the m16n8k16 f16 A fragment, i.e. `ldmatrix.x4` (see the copy-plan tests, which compose the catalogue's
+/// layouts).
+pub fn b16_pair_view(l: &LinearLayout, pair_dim: &str) -> Result<LinearLayout, String> {
+    let (Some(rows), Some(cols)) = (l.out_dim_size("row"), l.out_dim_size("col")) else {
+        return Err("has no row and col".into());
+    };
+    if l.out_dims().count() != 2 || cols < 2 {
+        return Err(format!("is not a map onto rows and at least 2 columns: {:?}", l.out_dim_names()));
+    }
+    let bases = named_bases(l, pair_dim);
+    if bases.first() != Some(&(0, 1)) {
+        return Err(format!("does not step one column with {pair_dim} bit 0, so adjacent elements are not a pair"));
+    }
+    for d in l.in_dim_names() {
+        for (i, &(_, c)) in named_bases(l, d).iter().enumerate() {
+            if c & 1 == 1 && !(d == pair_dim && i == 0) {
+                return Err(format!("moves an odd number of columns with {d} bit {i}, which would split a pair"));
+            }
+        }
+    }
+    let bits = |n: u32| n.trailing_zeros();
+    let halve = LinearLayout::new(
+        [
+            ("row", (0..bits(rows)).map(|i| vec![1 << i, 0]).collect::<Vec<_>>()),
+            ("col", (0..bits(cols)).map(|i| vec![0, if i == 0 { 0 } else { 1 << (i - 1) }]).collect()),
+        ],
+        [("row", rows), ("col", cols / 2)],
+    )
+    .map_err(|e| e.to_string())?;
+    let halved = l.compose(&halve).map_err(|e| e.to_string())?;
+    let ins: Vec<(String, Vec<Vec<u32>>)> = halved
+        .in_dim_names()
+        .into_iter()
+        .map(|d| {
+            let b = halved.bases(d).unwrap_or_default();
+            (d.to_string(), if d == pair_dim { b.get(1..).unwrap_or_default().to_vec() } else { b.to_vec() })
+        })
+        .collect();
+    let outs: Vec<(String, u32)> = halved.out_dims().map(|(d, n)| (d.to_string(), n)).collect();
+    LinearLayout::new(ins, outs).map_err(|e| e.to_string())
+}
+
 impl CopyPlan {
     /// Plans the copy of `source` into registers distributed by `dst` (`register`, `lane`, `warp` →
     /// `row`, `col`, covering the source's shape). Errors only when even per-thread loads cannot express
     /// the layout (a non-additive destination).
     pub fn new(source: SharedSource, dst: &LinearLayout) -> Result<CopyPlan, String> {
+        Self::for_fragments(source, dst, None)
+    }
+
+    /// [`CopyPlan::new`] for a destination held as fragments of `fragment_values` register values each:
+    /// an 8-bit `ldmatrix` (of pairs) then moves at most one fragment per instance. A wider one would
+    /// have to be split into fragments by single-byte extracts and inserts, which LLVM's NVPTX backend
+    /// turns into chains of byte permutes (`prmt`); an instance per fragment hands its vector over whole.
+    /// (16-bit results split into whole 32-bit registers, so 16-bit plans take the widest instruction.)
+    pub fn for_fragments(source: SharedSource, dst: &LinearLayout, fragment_values: Option<u32>) -> Result<CopyPlan, String> {
         if !source.runs_down_columns() {
-            return Self::plan(source, dst);
+            return Self::plan(source, dst, fragment_values);
         }
         let transposed_source = SharedSource {
             rows: source.cols,
@@ -185,7 +256,7 @@ impl CopyPlan {
             memory: swap_row_col(&source.memory)?,
             memory_name: source.memory_name.clone(),
         };
-        let plan = Self::plan(transposed_source, &swap_row_col(dst)?)?;
+        let plan = Self::plan(transposed_source, &swap_row_col(dst)?, fragment_values)?;
         let swap = |v: &[(u32, u32)]| v.iter().map(|&(r, c)| (c, r)).collect::<Vec<_>>();
         Ok(CopyPlan {
             instances: plan.instances.iter().map(|i| CopyInstance { first_register: i.first_register, origin: (i.origin.1, i.origin.0) }).collect(),
@@ -198,7 +269,7 @@ impl CopyPlan {
     }
 
     /// [`CopyPlan::new`] for a source whose rows are its storage rows.
-    fn plan(source: SharedSource, dst: &LinearLayout) -> Result<CopyPlan, String> {
+    fn plan(source: SharedSource, dst: &LinearLayout, fragment_values: Option<u32>) -> Result<CopyPlan, String> {
         let bases = DistributedBases::of(dst);
         if bases.lane.len() != 5 {
             return Err(format!("the destination layout has {} lane bits, not 5", bases.lane.len()));
@@ -207,15 +278,20 @@ impl CopyPlan {
             return Err("the destination layout is not additive (its bits overlap), so threads cannot compute their addresses by addition".into());
         }
         let mut reasons = Vec::new();
-        if source.elem_bits == 16 {
-            for (num, trans) in [(4, false), (4, true), (2, false), (2, true), (1, false), (1, true)] {
-                match Self::try_ldmatrix(&source, &bases, num, trans) {
-                    Ok(plan) => return Ok(plan),
-                    Err(why) => reasons.push(format!("ldmatrix.x{num}{}: {why}", if trans { ".trans" } else { "" })),
+        match source.elem_bits {
+            16 => {
+                for (num, trans) in [(4, false), (4, true), (2, false), (2, true), (1, false), (1, true)] {
+                    match Self::try_ldmatrix(&source, &bases, num, trans) {
+                        Ok(plan) => return Ok(plan),
+                        Err(why) => reasons.push(format!("ldmatrix.x{num}{}: {why}", if trans { ".trans" } else { "" })),
+                    }
                 }
             }
-        } else {
-            reasons.push(format!("ldmatrix moves 16-bit elements, these are {}-bit", source.elem_bits));
+            8 => match Self::try_ldmatrix_pairs(&source, dst, fragment_values) {
+                Ok(plan) => return Ok(plan),
+                Err(why) => reasons.push(why),
+            },
+            bits => reasons.push(format!("ldmatrix moves 16-bit elements, these are {bits}-bit")),
         }
         let why = reasons.first().cloned().unwrap_or_default();
         let mut plan = Self::loads(source, &bases)?;
@@ -262,6 +338,50 @@ impl CopyPlan {
         };
         plan.check_rows_contiguous(8, 32.min(8 * num))?;
         Ok(plan)
+    }
+
+    /// `ldmatrix` of 8-bit elements moved as 16-bit pairs: plans on the [`b16_pair_view`] of the source's
+    /// memory layout and of the destination, then scales the plan's columns back to 8-bit elements. Only
+    /// the plain form: `.trans` would transpose 16-bit units, giving each 32-bit register two bytes of each
+    /// of two storage rows, which no 8-bit mma fragment holds (and MLIR's `nvgpu.ldmatrix` accepts `.trans`
+    /// only on 16-bit elements).
+    fn try_ldmatrix_pairs(source: &SharedSource, dst: &LinearLayout, fragment_values: Option<u32>) -> Result<CopyPlan, String> {
+        let offset = source.memory.in_dim_names().first().map(|d| d.to_string()).ok_or("the shared layout has no offset dimension")?;
+        let memory = b16_pair_view(&source.memory, &offset).map_err(|e| format!("8-bit elements as 16-bit pairs: the shared layout {e}"))?;
+        let dst16 = b16_pair_view(dst, "register").map_err(|e| format!("8-bit elements as 16-bit pairs: the destination {e}"))?;
+        let pairs = SharedSource { rows: source.rows, cols: source.cols / 2, elem_bits: 16, memory, memory_name: source.memory_name.clone() };
+        let bases = DistributedBases::of(&dst16);
+        let mut reasons = Vec::new();
+        for num in [4, 2, 1] {
+            if num > 1 && fragment_values.is_some_and(|v| 4 * num > v) {
+                reasons.push(format!("ldmatrix.x{num} of pairs: {} values per lane would straddle fragments of {}", 4 * num, fragment_values.unwrap_or(0)));
+                continue;
+            }
+            match Self::try_ldmatrix(&pairs, &bases, num, false) {
+                Ok(plan) => {
+                    let wide = |&(r, c): &(u32, u32)| (r, 2 * c);
+                    let plan = CopyPlan {
+                        source: source.clone(),
+                        values_per_instance: 2 * plan.values_per_instance,
+                        register_values: 2 * plan.register_values,
+                        instances: plan
+                            .instances
+                            .iter()
+                            .map(|i| CopyInstance { first_register: 2 * i.first_register, origin: wide(&i.origin) })
+                            .collect(),
+                        lane_bases: plan.lane_bases.iter().map(wide).collect(),
+                        warp_bases: plan.warp_bases.iter().map(wide).collect(),
+                        ..plan
+                    };
+                    // The same condition in the 8-bit tile's own terms: every row is 16 contiguous,
+                    // 16-byte aligned bytes.
+                    plan.check_rows_contiguous(16, 32.min(8 * num))?;
+                    return Ok(plan);
+                }
+                Err(why) => reasons.push(format!("ldmatrix.x{num} of pairs: {why}")),
+            }
+        }
+        Err(reasons.join("; "))
     }
 
     fn loads(source: SharedSource, bases: &DistributedBases) -> Result<CopyPlan, String> {
@@ -330,6 +450,11 @@ impl CopyPlan {
         Ok(())
     }
 
+    /// Whether this `ldmatrix` plan moves 8-bit elements as 16-bit pairs (see [`b16_pair_view`]).
+    pub fn moves_pairs(&self) -> bool {
+        matches!(self.instr, CopyInstr::LdMatrix { .. }) && self.source.elem_bits == 8
+    }
+
     /// Instances per warp.
     pub fn instruction_count(&self) -> usize {
         self.instances.len()
@@ -367,6 +492,9 @@ impl fmt::Display for CopyPlan {
         )?;
         if self.transposed {
             writeln!(f, "  planned on the transpose: the tile's storage runs down its columns")?;
+        }
+        if self.moves_pairs() {
+            writeln!(f, "  8-bit elements moved as 16-bit pairs: a register value pair (2i, 2i+1) is one b16 element")?;
         }
         if let Some(why) = &self.fallback_reason {
             writeln!(f, "  fallback: {why}")?;

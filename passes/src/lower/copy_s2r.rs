@@ -48,7 +48,7 @@ impl<'f> Lowering<'f> {
         if dst_shape != [source.rows as u64, source.cols as u64] {
             return Err(Diagnostic::error(op.span, "'tile.copy_s2r' of a window smaller than the shared tile is not supported by the lowering yet"));
         }
-        let plan = CopyPlan::new(source, &frags.layout).map_err(|m| Diagnostic::error(op.span, format!("no copy plan: {m}")))?;
+        let plan = CopyPlan::for_fragments(source, &frags.layout, Some(frags.values)).map_err(|m| Diagnostic::error(op.span, format!("no copy plan: {m}")))?;
         let loaded = self.execute_copy_plan(&plan, src, st.elem)?;
         let out = self.assemble(&frags, &loaded);
         self.frags.insert(result, out);
@@ -65,16 +65,18 @@ impl<'f> Lowering<'f> {
             let col = self.add_const(col0, inst.origin.1 as i64);
             match plan.instr {
                 CopyInstr::LdMatrix { num, trans } => {
+                    // One 32-bit register per matrix: 2 16-bit elements, or 4 8-bit ones (two b16 pairs).
+                    let per = (32 / elem.bit_width().max(1)) as i64;
                     let v = self.emit_value(
                         OpSpec::new(OpKind::LdMatrix)
                             .group("src", &[src])
                             .group("indices", &[row, col])
                             .attr("numTiles", num as i64)
                             .attr("transpose", trans)
-                            .result(VectorType::new(&[num as u64, 2], elem)),
+                            .result(VectorType::new(&[num as u64, per as u64], elem)),
                     );
-                    for j in 0..2 * num as i64 {
-                        loaded.push(Loaded { value: v, position: Some(vec![j / 2, j % 2]) });
+                    for j in 0..per * num as i64 {
+                        loaded.push(Loaded { value: v, position: Some(vec![j / per, j % per]) });
                     }
                 }
                 CopyInstr::Load { width } => {

@@ -164,11 +164,13 @@ fn matrix_count(t: &FuncTranslator<'_, '_>, op: &Operation) -> Result<(MatrixCou
 }
 
 /// `nvgpu.ldmatrix %s[%r, %c] {numTiles = n, transpose = t}` → `ldmatrix.sync.aligned.m8n8.xn[.trans].shared.b16`
-/// from this lane's row address; the `n` `i32` registers become the `vector<nx2xT>` result.
+/// from this lane's row address (16 bytes: 8 16-bit elements, or 16 8-bit ones); the `n` `i32` registers
+/// become the `vector<nx2xT>` (`vector<nx4xT>`) result.
 pub(super) fn lower_ldmatrix(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Result<()> {
     let (count, transpose) = matrix_count(t, op)?;
     let src = op.operand("src").ok_or_else(|| t.unsupported(op, "it needs a source"))?;
-    let row = t.element_pointer(op, src, op.group("indices"), 8)?;
+    let row_elements = 128 / u64::from(t.func.body.ty(src).element_type().bit_width().max(1));
+    let row = t.element_pointer(op, src, op.group("indices"), row_elements)?;
     let registers = t.nvvm.ldmatrix(&t.builder, LdMatrix { count, transpose }, row)?;
     let registers: Vec<BasicValueEnum> = registers.into_iter().map(|r| r.as_basic_value_enum()).collect();
     let (_, ty) = t.result_type(op)?;

@@ -65,7 +65,9 @@ pub(super) fn lower_ldmatrix(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<
     let (count, transpose) = matrix_count(t, op)?;
     let src = op.operand("src").ok_or_else(|| t.unsupported(op, "it needs a source"))?;
     let (_, ty) = t.result_type(op)?;
-    let (m, mty, offset) = t.element_offset(op, src, op.group("indices"), 8)?;
+    // A row is 16 bytes: 8 16-bit elements, or 16 8-bit ones (not transposed; MLIR's form too).
+    let row_elements = 128 / u64::from(t.func.body.ty(src).element_type().bit_width().max(1));
+    let (m, mty, offset) = t.element_offset(op, src, op.group("indices"), row_elements)?;
     let v = t.emit(&format!(
         "nvgpu.ldmatrix {m}[{offset}] {{numTiles = {count} : i32, transpose = {transpose}}} : {mty} -> {ty}"
     ));
