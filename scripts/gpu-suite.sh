@@ -24,7 +24,7 @@ cd "$ROOT"
 # The benchmarks, FILE:M,N,K (one bench bundle each; add kernels and shapes here).
 BENCH=(
   # fp16 -> f32: the 256x128 tile over 8 warps (the fast one) and gemm.tir (128x128, 4 warps) at every shape;
-  # bf16 -> f32 (256x128) and int8 -> int32 (128x128x64) likewise; the other variants at 4096^3.
+  # bf16 -> f32 (256x128) and int8 -> int32 (B column-major, and both row-major) likewise; the others at 4096^3.
   examples/gemm_256x128.tir:1024,1024,1024
   examples/gemm_256x128.tir:2048,2048,2048
   examples/gemm_256x128.tir:4096,4096,4096
@@ -43,6 +43,12 @@ BENCH=(
   examples/gemm_bf16_256x128.tir:8192,8192,8192
   examples/gemm_bf16_256x128.tir:4096,1024,8192
   examples/gemm_bf16_256x128.tir:8192,8192,1024
+  examples/gemm_s8_b_col.tir:1024,1024,1024
+  examples/gemm_s8_b_col.tir:2048,2048,2048
+  examples/gemm_s8_b_col.tir:4096,4096,4096
+  examples/gemm_s8_b_col.tir:8192,8192,8192
+  examples/gemm_s8_b_col.tir:4096,1024,8192
+  examples/gemm_s8_b_col.tir:8192,8192,1024
   examples/gemm_s8_128.tir:1024,1024,1024
   examples/gemm_s8_128.tir:2048,2048,2048
   examples/gemm_s8_128.tir:4096,4096,4096
