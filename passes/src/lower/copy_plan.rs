@@ -31,8 +31,11 @@
 //! f16 A fragment: `ldmatrix.x4`. The s8 B fragment of a row-major KxN tile also holds four consecutive k
 //! per register, but they lie in four storage rows, so it has no such view, and `ldmatrix.trans` cannot
 //! produce it either: it moves 16-bit units, so each 32-bit register gets two adjacent n of each of two
-//! k, where the fragment wants one n in all four bytes. That B is loaded per element. A column-major
-//! (K-contiguous) B has the view on its transpose and is plain `ldmatrix` like A.
+//! k, where the fragment wants one n in all four bytes. That B is loaded per element. (Two `.trans`
+//! registers whose matrices take rows `4j, 4j+1` and `4j+2, 4j+3` do hold four consecutive k of the
+//! columns `2g` and `2g+1`, which byte permutes would separate; that fits a B and C whose n order puts
+//! lane group `g` on columns `2g, 2g+1` of every 16, a layout-assignment choice, not a copy plan.) A
+//! column-major (K-contiguous) B has the view on its transpose and is plain `ldmatrix` like A.
 //!
 //! When no `ldmatrix` fits (32-bit elements, 8-bit ones without the pair view, or an incompatible layout
 //! or swizzle), the plan falls back to per-thread `nvgpu.load`s of the widest vector (at most 16 bytes) of
@@ -374,9 +377,11 @@ impl CopyPlan {
                         ..plan
                     };
                     // The same condition in the 8-bit tile's own terms: every row is 16 contiguous,
-                    // 16-byte aligned bytes.
-                    plan.check_rows_contiguous(16, 32.min(8 * num))?;
-                    return Ok(plan);
+                    // 16-byte aligned bytes (implied by the view; checked rather than assumed).
+                    match plan.check_rows_contiguous(16, 32.min(8 * num)) {
+                        Ok(()) => return Ok(plan),
+                        Err(why) => reasons.push(format!("ldmatrix.x{num} of pairs: {why}")),
+                    }
                 }
                 Err(why) => reasons.push(format!("ldmatrix.x{num} of pairs: {why}")),
             }
