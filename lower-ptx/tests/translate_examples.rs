@@ -82,13 +82,13 @@ fn lowered_examples_compile_for_all_targets() {
 
 /// Examples that assemble with a few spills today, and the most each may spill (bytes per kernel): a
 /// regression past it fails. gemm_b_col: 32-48 bytes on sm_80 and sm_90, gemm_ab_col: 12 bytes on sm_80
-/// (column-major B's address chains at 255 registers); gemm_s8_128: 540-548 bytes of spill stores and
-/// 2196-2204 of loads: A is read with ldmatrix of byte pairs, but its row-major B with single-byte loads,
-/// each through its own swizzled address (an open item); gemm_s8_b_col (B K-contiguous, ldmatrix for
+/// (column-major B's address chains at 255 registers); gemm_s8_128 (fragments_ahead = false): 256-280
+/// bytes of spill stores and 984-996 of loads: A is read with ldmatrix of byte pairs, but its row-major B
+/// with single-byte loads, each through its own swizzled address (an open item); gemm_s8_b_col (B K-contiguous, ldmatrix for
 /// both): 104 / 200-228 bytes.
 #[test]
 fn examples_with_known_spills_stay_within_them() {
-    for (name, budget) in [("gemm_b_col.tir", 64), ("gemm_ab_col.tir", 128), ("gemm_s8_128.tir", 2304), ("gemm_s8_b_col.tir", 256)] {
+    for (name, budget) in [("gemm_b_col.tir", 64), ("gemm_ab_col.tir", 128), ("gemm_s8_128.tir", 1024), ("gemm_s8_b_col.tir", 256)] {
         let module = lowered(name).unwrap_or_else(|e| panic!("{name}: {e}"));
         compile_and_assemble_within(name, &module, budget);
     }
