@@ -2,6 +2,7 @@
 //! are, and a structural comparison of modules (same ops, attributes, types and operand wiring, whatever
 //! the value names and arena order).
 
+pub mod cli;
 pub mod seeds;
 
 use std::collections::HashMap;

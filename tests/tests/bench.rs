@@ -3,72 +3,15 @@
 //! code 2 when asked to run here without a GPU. The timing and the check against cuBLAS run on the GPU machine
 //! (`scripts/gpu-suite.sh`), never in CI.
 //!
-//! The binary is `$TILEC` when set, else `tilec` beside this test's target directory, else one built into
-//! `target/<profile>/cli-tests/` on first use (as in `cli.rs`).
+//! The binary: `tilec_tests::cli::tilec`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
 use serde_json::{json, Value};
-use tilec_tests::repo_root;
-
-fn tilec() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(p) = std::env::var_os("TILEC").map(PathBuf::from).filter(|p| p.is_file()) {
-            return p;
-        }
-        let exe = std::env::current_exe().unwrap_or_else(|e| panic!("current_exe: {e}"));
-        let profile_dir = exe.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
-        let sibling = profile_dir.join("tilec");
-        if sibling.is_file() {
-            return sibling;
-        }
-        let release = profile_dir.file_name().is_some_and(|n| n == "release");
-        let dir = profile_dir.join("cli-tests");
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "-q", "-p", "tilec", "--bin", "tilec", "--manifest-path"]).arg(repo_root().join("Cargo.toml"));
-        cmd.env("CARGO_TARGET_DIR", &dir);
-        if release {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().unwrap_or_else(|e| panic!("cargo build -p tilec: {e}"));
-        assert!(status.success(), "cargo build -p tilec failed; build it or set TILEC");
-        dir.join(if release { "release" } else { "debug" }).join("tilec")
-    })
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(tilec())
-        .args(args)
-        .current_dir(repo_root())
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_BACKTRACE")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("spawn {}: {e}", tilec().display()))
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-#[track_caller]
-fn assert_fails(o: &Output, code: i32, needle: &str) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(code), "exit status {:?}, stderr:\n{err}", o.status);
-    assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
-    for bad in ["panicked", "RUST_BACKTRACE"] {
-        assert!(!err.contains(bad), "stderr contains {bad:?}:\n{err}");
-    }
-}
+use tilec_tests::cli::{assert_fails, run, stderr};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tilec-bench-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("mkdir {}: {e}", dir.display()));
-    dir
+    tilec_tests::cli::temp_dir("bench", name)
 }
 
 fn read_json(path: &Path) -> Value {
