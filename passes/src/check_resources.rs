@@ -8,7 +8,12 @@ use crate::context::PassContext;
 use crate::pass::Pass;
 
 /// Alignment of every shared allocation in both backends.
-const SHARED_ALIGN: u64 = 128;
+pub const SHARED_ALIGN: u64 = 128;
+
+/// The bytes a shared tile occupies (before alignment).
+pub fn tile_bytes(t: &tilec_ir::TileType) -> u64 {
+    t.num_elements().unwrap_or(0).saturating_mul(u64::from(t.elem.bit_width())).div_ceil(8)
+}
 
 /// The `check-resources` pass.
 #[derive(Clone, Copy, Debug, Default)]
@@ -38,7 +43,7 @@ impl Pass for CheckResources {
                 if t.space != MemorySpace::Shared {
                     return;
                 }
-                let bytes = t.num_elements().unwrap_or(0).saturating_mul(u64::from(t.elem.bit_width())).div_ceil(8);
+                let bytes = tile_bytes(t);
                 total = total.div_ceil(SHARED_ALIGN).saturating_mul(SHARED_ALIGN).saturating_add(bytes);
                 count += 1;
                 if total > limit && first_over.is_none() {

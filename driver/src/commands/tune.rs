@@ -117,7 +117,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
         beta: roles.beta.map(|_| BETA),
     };
     gemm.validate().map_err(DriverError::Usage)?;
-    // The grid comes from the block tile in the body, which no candidate changes.
+    // The input's own grid; a candidate that changes the block tile computes its own (`compile`).
     let grid = grid_for(func, &roles, &gemm).map_err(|d| diagnostics(&source, vec![d]))?;
     let backend = match args.backend {
         Backend::Llvm => "llvm",
@@ -301,13 +301,6 @@ fn attrs_as_text(attrs: &BTreeMap<String, AttrValue>) -> Vec<(String, String)> {
         .collect()
 }
 
-fn to_attribute(v: AttrValue) -> Attribute {
-    match v {
-        AttrValue::Bool(b) => Attribute::Bool(b),
-        AttrValue::Int(n) => Attribute::Int(n),
-    }
-}
-
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("    {l}\n")).collect()
 }
@@ -320,24 +313,15 @@ fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, 
         reason: detail.lines().next().unwrap_or_default().trim_start_matches("tilec: error: ").to_string(),
         detail,
     };
-    // Kernel parameters are specialized by the parser: the candidate's text is the input with its attribute
-    // values set, parsed again. The other attributes are read by the passes and can be set on the IR.
-    let (f, source, grid) = if attrs.keys().any(|k| tilec_ir::is_param_name(k)) {
-        let text = tilec_ir::set_func_attributes(&setup.source.text, &func.name, &attrs_as_text(attrs))
-            .ok_or_else(|| skip(format!("could not set the attributes of @{} in the input", func.name)))?;
-        let source = SourceFile::new(setup.source.name.clone(), text);
-        let module = parse_and_verify(&source).map_err(|e| skip(e.render(false)))?;
-        let f = module.funcs.into_iter().find(|g| g.name == func.name).ok_or_else(|| skip("the kernel disappeared".into()))?;
-        // The grid follows the block tile, which a parameter may change.
-        let grid = grid_for(&f, setup.roles, &template.gemm).map_err(|d| skip(diagnostics(&source, vec![d]).render(false)))?;
-        (f, source, grid)
-    } else {
-        let mut f = func.clone();
-        for (key, value) in attrs {
-            f.attrs.insert(key.clone(), to_attribute(*value));
-        }
-        (f, setup.source.clone(), template.grid)
-    };
+    // The candidate is the input with its attribute values set in the text, parsed again: kernel parameters
+    // are specialized by the parser, the other attributes are read by the passes.
+    let text = tilec_ir::set_func_attributes(&setup.source.text, &func.name, &attrs_as_text(attrs))
+        .ok_or_else(|| skip(format!("could not set the attributes of @{} in the input", func.name)))?;
+    let source = SourceFile::new(setup.source.name.clone(), text);
+    let module = parse_and_verify(&source).map_err(|e| skip(e.render(false)))?;
+    let f = module.funcs.into_iter().find(|g| g.name == func.name).ok_or_else(|| skip("the kernel disappeared".into()))?;
+    // The grid follows the block tile, which a parameter may change.
+    let grid = grid_for(&f, setup.roles, &template.gemm).map_err(|d| skip(diagnostics(&source, vec![d]).render(false)))?;
     let template = BenchBundle { grid, ..template };
     let single = lower_kernel(&f, setup.target, &source).map_err(|e| skip(e.render(false)))?;
     if let Some(lowered) = single.funcs.first() {

@@ -362,7 +362,7 @@ impl<'f, 'a> Machine<'f, 'a> {
                 let v = arith::cast(elem, x).map_err(|e| arith_error(op, e))?;
                 self.set(r, Slot::Scalar(v));
             }
-            OpKind::BlockId => {
+            OpKind::BlockId | OpKind::GridDim => {
                 let (r, _) = self.result(op)?;
                 let axis = match op.attr("dim").and_then(Attribute::as_keyword) {
                     Some("x") => 0,
@@ -370,17 +370,8 @@ impl<'f, 'a> Machine<'f, 'a> {
                     Some("z") => 2,
                     _ => return Err(malformed(op, "needs 'dim' to be x, y or z")),
                 };
-                self.set(r, Slot::Scalar(f64::from(self.block_id[axis])));
-            }
-            OpKind::GridDim => {
-                let (r, _) = self.result(op)?;
-                let axis = match op.attr("dim").and_then(Attribute::as_keyword) {
-                    Some("x") => 0,
-                    Some("y") => 1,
-                    Some("z") => 2,
-                    _ => return Err(malformed(op, "needs 'dim' to be x, y or z")),
-                };
-                self.set(r, Slot::Scalar(f64::from(self.grid[axis])));
+                let of = if op.kind == OpKind::BlockId { self.block_id } else { self.grid };
+                self.set(r, Slot::Scalar(f64::from(of[axis])));
             }
             OpKind::Dim => {
                 let (r, _) = self.result(op)?;

@@ -452,13 +452,9 @@ impl Warp {
                 };
                 self.broadcast(op, mask, Val::Num(round_to(elem, x)));
             }
-            OpKind::BlockId => {
-                let axis = axis_of(op.attr("dim"));
-                self.broadcast(op, mask, Val::Num(f64::from(ctx.block[axis])));
-            }
-            OpKind::GridDim => {
-                let axis = axis_of(op.attr("dim"));
-                self.broadcast(op, mask, Val::Num(f64::from(ctx.grid[axis])));
+            OpKind::BlockId | OpKind::GridDim => {
+                let of = if op.kind == OpKind::BlockId { ctx.block } else { ctx.grid };
+                self.broadcast(op, mask, Val::Num(f64::from(of[axis_of(op.attr("dim"))])));
             }
             OpKind::ThreadId => {
                 let axis = axis_of(op.attr("dim"));

@@ -243,21 +243,14 @@ impl Evaluator<'_> {
                 };
                 self.uniform(result, x);
             }
-            OpKind::BlockId => {
+            OpKind::BlockId | OpKind::GridDim => {
                 let axis = match keyword(op, "dim") {
                     Some("y") => 1,
                     Some("z") => 2,
                     _ => 0,
                 };
-                self.uniform(result, Some(self.options.block_id[axis]));
-            }
-            OpKind::GridDim => {
-                let axis = match keyword(op, "dim") {
-                    Some("y") => 1,
-                    Some("z") => 2,
-                    _ => 0,
-                };
-                self.uniform(result, Some(self.options.grid_dim[axis]));
+                let of = if op.kind == OpKind::BlockId { self.options.block_id } else { self.options.grid_dim };
+                self.uniform(result, Some(of[axis]));
             }
             OpKind::Dim => self.uniform(result, Some(self.options.dim_extent)),
             OpKind::ThreadId => {

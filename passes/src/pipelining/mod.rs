@@ -156,9 +156,9 @@ impl crate::Pass for SoftwarePipeline {
 /// stages, beside the function's other allocations) fit. When not even 2 fit, [`DEFAULT_STAGES`]:
 /// check-resources then says what is too large.
 pub fn stages_that_fit(func: &Func, limit: u64) -> u32 {
-    const ALIGN: u64 = 128; // as check-resources and both backends place allocations
+    use crate::check_resources::{tile_bytes, SHARED_ALIGN};
     let bytes = |v: Value| match func.body.ty(v) {
-        Type::Tile(t) => t.num_elements().unwrap_or(0).saturating_mul(u64::from(t.elem.bit_width())).div_ceil(8).div_ceil(ALIGN) * ALIGN,
+        Type::Tile(t) => tile_bytes(t).div_ceil(SHARED_ALIGN) * SHARED_ALIGN,
         _ => 0,
     };
     let mut all = 0u64;

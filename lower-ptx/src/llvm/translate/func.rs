@@ -250,8 +250,7 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
             OpKind::Insert => nvgpu::lower_insert(self, op),
             // Per-thread tile ops.
             OpKind::Constant => scalar::lower_constant(self, op),
-            OpKind::BlockId => scalar::lower_block_id(self, op),
-            OpKind::GridDim => scalar::lower_grid_dim(self, op),
+            OpKind::BlockId | OpKind::GridDim => scalar::lower_block_id(self, op),
             OpKind::Dim => scalar::lower_dim(self, op),
             k if k.is_binary_arith() => scalar::lower_binary(self, op),
             OpKind::Cmp => scalar::lower_cmp(self, op),

@@ -92,24 +92,17 @@ pub(super) fn lower_splat(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Res
     t.set_result(op, v.into())
 }
 
-/// `tile.block_id x|y|z` → `%ctaid.*`.
+/// `tile.block_id` → `%ctaid.{x,y,z}`, `tile.grid_dim` → `%nctaid.{x,y,z}`, zero-extended to i64.
 pub(super) fn lower_block_id(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Result<()> {
-    let register = match op.attr("dim").and_then(Attribute::as_keyword) {
-        Some("y") => SpecialRegister::CtaidY,
-        Some("z") => SpecialRegister::CtaidZ,
-        _ => SpecialRegister::CtaidX,
-    };
-    let v = t.nvvm.special_register(&t.builder, register)?;
-    let v = t.builder.build_int_z_extend(v, t.cx.i64_type(), "")?;
-    t.set_result(op, v.into())
-}
-
-/// `tile.grid_dim` → `%nctaid.{x,y,z}`, zero-extended to i64.
-pub(super) fn lower_grid_dim(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Result<()> {
-    let register = match op.attr("dim").and_then(Attribute::as_keyword) {
-        Some("y") => SpecialRegister::NctaidY,
-        Some("z") => SpecialRegister::NctaidZ,
-        _ => SpecialRegister::NctaidX,
+    use SpecialRegister::*;
+    let grid = op.kind == OpKind::GridDim;
+    let register = match (op.attr("dim").and_then(Attribute::as_keyword), grid) {
+        (Some("y"), false) => CtaidY,
+        (Some("z"), false) => CtaidZ,
+        (_, false) => CtaidX,
+        (Some("y"), true) => NctaidY,
+        (Some("z"), true) => NctaidZ,
+        (_, true) => NctaidX,
     };
     let v = t.nvvm.special_register(&t.builder, register)?;
     let v = t.builder.build_int_z_extend(v, t.cx.i64_type(), "")?;

@@ -87,25 +87,15 @@ pub(super) fn lower_splat(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<()>
     t.set_result(op, v)
 }
 
-/// `tile.block_id x|y|z` → `gpu.block_id`.
+/// `tile.block_id` → `gpu.block_id`, `tile.grid_dim` → `gpu.grid_dim`.
 pub(super) fn lower_block_id(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<()> {
     let d = match op.attr("dim").and_then(Attribute::as_keyword) {
         Some("y") => "y",
         Some("z") => "z",
         _ => "x",
     };
-    let v = t.emit(&format!("gpu.block_id {d}"));
-    t.set_result(op, v)
-}
-
-/// `tile.grid_dim` → `gpu.grid_dim`.
-pub(super) fn lower_grid_dim(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<()> {
-    let d = match op.attr("dim").and_then(Attribute::as_keyword) {
-        Some("y") => "y",
-        Some("z") => "z",
-        _ => "x",
-    };
-    let v = t.emit(&format!("gpu.grid_dim {d}"));
+    let name = if op.kind == OpKind::GridDim { "gpu.grid_dim" } else { "gpu.block_id" };
+    let v = t.emit(&format!("{name} {d}"));
     t.set_result(op, v)
 }
 
