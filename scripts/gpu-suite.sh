@@ -61,6 +61,17 @@ BENCH=(
   examples/gemm_a_col.tir:4096,4096,4096
   examples/gemm_b_col.tir:4096,4096,4096
   examples/gemm_ab_col.tir:4096,4096,4096
+  # Any size (rows not 16-byte aligned: tilec bench compiles the variant the shape allows, global_alignment):
+  # K = 4100 (A's rows 8-byte aligned: 8-byte cp.async), K = 4098 (4-byte), N = 4100 (B), odd sizes
+  # (synchronous 2-byte loads of A and B), and the same for bf16 and int8 (1-byte loads).
+  examples/gemm_256x128.tir:4096,4096,4100
+  examples/gemm_256x128.tir:4096,4096,4098
+  examples/gemm_256x128.tir:4096,4100,4096
+  examples/gemm_256x128.tir:4095,4095,4095
+  examples/gemm_256x128.tir:4097,4097,4097
+  examples/gemm_bf16_256x128.tir:4097,4097,4097
+  examples/gemm_s8_b_col.tir:4097,4097,4097
+  examples/gemm_s8_b_col.tir:4096,4096,4098
 )
 
 # prepare_seeds TILEC: the seed's inputs and printed outputs into $DEV/seed-inputs/seed_X/, a bundle per program.
@@ -129,6 +140,15 @@ prepare)
         "$TILEC" bundle "examples/$v.tir" -o "$DEV/$out/${v}_$s" --shape "$shape" "${b[@]}"
       done
     done
+    # Any size: rows that are not 16-byte aligned get the variant the shape allows (global_alignment per
+    # argument): synchronous 1- and 2-byte loads (odd K and N), 4- and 8-byte cp.async.
+    "$TILEC" bundle examples/gemm_256x128.tir -o "$DEV/$out/gemm_256x128_261x133x67" --shape 261,133,67 "${b[@]}"
+    "$TILEC" bundle examples/gemm_bf16_256x128.tir -o "$DEV/$out/gemm_bf16_256x128_261x133x67" --shape 261,133,67 "${b[@]}"
+    "$TILEC" bundle examples/gemm.tir -o "$DEV/$out/gemm_70x76x66" --shape 70,76,66 "${b[@]}"
+    "$TILEC" bundle examples/gemm_s8.tir -o "$DEV/$out/gemm_s8_67x45x37" --shape 67,45,37 "${b[@]}"
+    "$TILEC" bundle examples/gemm_s8_b_col.tir -o "$DEV/$out/gemm_s8_b_col_67x45x38" --shape 67,45,38 "${b[@]}"
+    "$TILEC" bundle examples/gemm_ab_col.tir -o "$DEV/$out/gemm_ab_col_67x45x37" --shape 67,45,37 "${b[@]}"
+    "$TILEC" bundle examples/gemm_f16_out.tir -o "$DEV/$out/gemm_f16_out_67x45x37" --shape 67,45,37 --arg alpha=2 --arg beta=-1 "${b[@]}"
     # s8 at the 128x128x64 tile: N and K multiples of 16 (16-byte cp.async of int8 rows); exact.
     for shape in 200,80,48 256,256,256; do
       "$TILEC" bundle examples/gemm_s8_128.tir -o "$DEV/$out/gemm_s8_128_${shape//,/x}" --shape "$shape" "${b[@]}"
@@ -147,7 +167,8 @@ device)
   chmod +x tilec-gpu-runner
   { nvidia-smi -L; ./tilec-gpu-runner bundles/* bundles-mlir/*; } 2>&1 | tee "$OUT/run.log" || true
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool "$tool" ./tilec-gpu-runner bundles/gemm_200x72x40 bundles/gemm_256x256x256 > "$OUT/$tool.log" 2>&1 || true
+    compute-sanitizer --tool "$tool" ./tilec-gpu-runner bundles/gemm_200x72x40 bundles/gemm_256x256x256 \
+      bundles/gemm_256x128_261x133x67 bundles/gemm_70x76x66 bundles/gemm_s8_67x45x37 bundles-mlir/gemm_256x128_261x133x67 > "$OUT/$tool.log" 2>&1 || true
   done
   # One archive per backend: each stays under the 16 MB a returned file may have.
   tar czf "$OUT/outs-llvm.tgz" bundles/*/*.out.bin

@@ -250,9 +250,9 @@ define_ops! {
         summary: "Waits until at most `numGroups` (default 0) of this thread's copy groups are pending.",
     }
     Load = "nvgpu.load" {
-        operands: [src: One, indices: Variadic], results: ONE,
-        format: Some("$src[$indices] attr-dict : type(results)"),
-        summary: "Per-thread load of a scalar or a vector (elements consecutive in memory: along the last axis, down a column of a `#col_major` tile) from global or shared memory.",
+        operands: [src: One, indices: Variadic, mask: Optional], results: ONE,
+        format: Some("$src[$indices] { if $mask }? attr-dict : type(results)"),
+        summary: "Per-thread load of a scalar or a vector (elements consecutive in memory: along the last axis, down a column of a `#col_major` tile) from global or shared memory; with `if %mask` (an `i1`), zero where the mask is false, and nothing is read there.",
     }
     Store = "nvgpu.store" {
         operands: [value: One, dst: One, indices: Variadic, mask: Optional], results: NONE,

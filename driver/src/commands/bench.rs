@@ -11,6 +11,7 @@
 
 pub mod roles;
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -21,7 +22,7 @@ use tilec_ir::{Func, ScalarType, Type};
 use tilec_lower_ptx::{AbiRole, KernelInfo};
 
 use crate::cli::{Backend, BenchArgs};
-use crate::commands::bundle::{check_alignment, lower_kernel};
+use crate::commands::bundle::{lower_for_extents, AlignmentVariant};
 use crate::commands::interp::select_func;
 use crate::error::DriverError;
 use crate::input::{diagnostics, parse_and_verify, read_source};
@@ -71,19 +72,28 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
         check_extents(&roles, *shape)?;
     }
 
-    // Compile once: M, N and K are run-time parameters of the kernel.
+    // Compile once per variant: M, N and K are run-time parameters of the kernel, but a shape whose rows are
+    // not 16-byte aligned needs narrower copies (`lower_for_extents`).
     let target: tilec_passes::Target = target_name.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
     let backend_target: tilec_lower_ptx::Target =
         target_name.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
-    let single = lower_kernel(func, target, &source)?;
-    let opt = tilec_lower_ptx::OptLevel::O3;
-    let (ptx, kernels) = match args.backend {
-        Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
-        Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
-    }
-    .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
-    let kernel = kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
-    let params = abi_params(&kernel, &roles)?;
+    let mut variants: HashMap<Option<String>, (String, KernelInfo)> = HashMap::new();
+    let mut variant_for = |gemm: &GemmSpec| -> Result<(String, KernelInfo, Option<AlignmentVariant>), DriverError> {
+        let (single, variant) = lower_for_extents(func, target, &source, &gemm_extents(func, &roles, gemm))?;
+        let key = variant.as_ref().map(|v| v.attr.to_string());
+        if let Some((ptx, kernel)) = variants.get(&key) {
+            return Ok((ptx.clone(), kernel.clone(), variant));
+        }
+        let opt = tilec_lower_ptx::OptLevel::O3;
+        let (ptx, kernels) = match args.backend {
+            Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
+            Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
+        }
+        .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
+        let kernel = kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
+        variants.insert(key, (ptx.clone(), kernel.clone()));
+        Ok((ptx, kernel, variant))
+    };
     let backend = match args.backend {
         Backend::Llvm => "llvm",
         Backend::Mlir => "mlir",
@@ -92,7 +102,7 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
     // Bundles are named after the file (several variants of one kernel may share its name).
     let stem = match Path::new(&args.input).file_stem() {
         Some(s) if args.input != "-" => s.to_string_lossy().into_owned(),
-        _ => kernel.name.clone(),
+        _ => func.name.clone(),
     };
     let mut out = String::new();
     let mut failed = 0;
@@ -108,14 +118,18 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
             beta: roles.beta.map(|_| args.beta),
         };
         gemm.validate().map_err(DriverError::Usage)?;
-        if let Some(lowered) = single.funcs.first() {
-            check_alignment(lowered, &gemm_extents(func, &roles, &gemm))?;
+        let (ptx, kernel, variant) = variant_for(&gemm)?;
+        let params = abi_params(&kernel, &roles)?;
+        let label_variant = variant.as_ref().map_or_else(String::new, |v| format!(", {} = {}", tilec_passes::lower::GLOBAL_ALIGNMENT_ATTR, v.attr));
+        if let Some(v) = &variant {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{}", v.note);
         }
         let grid = grid_for(func, &roles, &gemm).map_err(|d| diagnostics(&source, vec![d]))?;
         let bundle = BenchBundle {
             ptx: "kernel.ptx".into(),
             kernel: kernel.name.clone(),
-            label: format!("{} ({backend}, {target_name})", source.name),
+            label: format!("{} ({backend}, {target_name}{label_variant})", source.name),
             grid,
             block: kernel.block,
             shared_bytes: u32::try_from(kernel.dynamic_shared_bytes)
@@ -124,7 +138,7 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
             repeat: args.repeat,
             seed: args.seed,
             gemm,
-            params: params.clone(),
+            params,
         };
         match (&args.bundle, &gpu) {
             (Some(dir), _) => {

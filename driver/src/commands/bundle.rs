@@ -108,12 +108,8 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     let target: tilec_passes::Target = args.target.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
     let backend_target: tilec_lower_ptx::Target =
         args.target.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
-    let single = lower_kernel(func, target, &source)?;
-    let extents: Vec<Option<Vec<u64>>> =
-        values.iter().map(|v| v.as_tensor().map(|t| t.shape.iter().map(|&d| d as u64).collect())).collect();
-    if let Some(lowered) = single.funcs.first() {
-        check_alignment(lowered, &extents)?;
-    }
+    let extents = tensor_extents(&values);
+    let (single, note) = lower_for_extents(func, target, &source, &extents)?;
     let (ptx, kernels) = match args.backend {
         crate::cli::Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, backend_target, tilec_lower_ptx::OptLevel::O3)
             .map(|c| (c.ptx, c.kernels))
@@ -164,30 +160,26 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     write("bundle.json", to_json(&bundle).as_bytes())?;
     let meta = BundleMeta { source: source.name.clone(), kernel: kernel.name.clone(), oracle: oracle.into(), grid: launch.grid, tensors };
     write("meta.json", to_json(&meta).as_bytes())?;
+    let note = note.map(|v| v.note + "\n").unwrap_or_default();
     Ok(format!(
-        "{}: @{} for {}, grid [{}, {}, {}], block {}, {} B shared; expected results from the {oracle}\n",
+        "{note}{}: @{} for {}, grid [{}, {}, {}], block {}, {} B shared; expected results from the {oracle}\n",
         args.output, kernel.name, args.target, launch.grid[0], launch.grid[1], launch.grid[2], kernel.block[0], kernel.shared_bytes
     ))
 }
 
-/// One kernel alone, through the default pipeline down to nvgpu-level IR (what `bundle` compiles and `sim`
-/// simulates).
 /// Refuses a launch whose tensor extents break the lowered kernel's cp.async alignment requirements (the
 /// `async_copy_alignment` attribute: argument, axis, multiple), which would fault on the GPU with a misaligned
-/// address. `extents[i]`: the logical shape of argument `i` when it is a tensor.
+/// address. `extents[i]`: the logical shape of argument `i` when it is a tensor. ([`lower_for_extents`] picks
+/// a variant that does not break them.)
 pub fn check_alignment(lowered: &tilec_ir::Func, extents: &[Option<Vec<u64>>]) -> Result<(), DriverError> {
-    let Some(tilec_ir::Attribute::Array(items)) = lowered.attrs.get(tilec_passes::lower::ASYNC_COPY_ALIGNMENT_ATTR) else { return Ok(()) };
     let names = arg_names(lowered);
-    for item in items {
-        let tilec_ir::Attribute::Array(t) = item else { continue };
-        let [Some(arg), Some(axis), Some(multiple)] = [0, 1, 2].map(|i| t.get(i).and_then(tilec_ir::Attribute::as_int)) else { continue };
-        let (Ok(arg), Ok(axis), Ok(multiple)) = (usize::try_from(arg), usize::try_from(axis), u64::try_from(multiple)) else { continue };
+    for (arg, axis, multiple) in alignment_requirements(lowered) {
         let Some(Some(shape)) = extents.get(arg) else { continue };
         let Some(&extent) = shape.get(axis) else { continue };
         if multiple > 1 && extent % multiple != 0 {
             let name = names.get(arg).map_or("?", String::as_str);
             return Err(DriverError::Usage(format!(
-                "%{name} is {}: its extent {axis} ({extent}) must be a multiple of {multiple}, or its 16-byte cp.async copies would be misaligned (the kernel's async_copy_requirements)",
+                "%{name} is {}: its extent {axis} ({extent}) must be a multiple of {multiple}, or its copies from global memory would be misaligned (the kernel's async_copy_requirements)",
                 shape.iter().map(u64::to_string).collect::<Vec<_>>().join("x")
             )));
         }
@@ -195,6 +187,99 @@ pub fn check_alignment(lowered: &tilec_ir::Func, extents: &[Option<Vec<u64>>]) -
     Ok(())
 }
 
+/// The kernel lowered for a launch with these tensor extents (`extents[i]`: the logical shape of argument `i`
+/// when it is a tensor). When the extents break the alignment its copies assume (rows of a global tile whose
+/// length in bytes is not a multiple of 16, say), the kernel is lowered again with `global_alignment` set per
+/// argument to what the extents allow: narrower cp.async, or synchronous copies below 4 bytes. A kernel
+/// variant picked at launch, like CUTLASS's alignment parameter or Triton's divisibility specialization;
+/// the note returned says which.
+pub fn lower_for_extents(
+    func: &tilec_ir::Func,
+    target: tilec_passes::Target,
+    source: &tilec_ir::SourceFile,
+    extents: &[Option<Vec<u64>>],
+) -> Result<(Module, Option<AlignmentVariant>), DriverError> {
+    let single = lower_kernel(func, target, source)?;
+    let Some(lowered) = single.funcs.first() else { return Ok((single, None)) };
+    let Some(alignment) = alignment_for_extents(func, lowered, extents) else { return Ok((single, None)) };
+    let mut variant = func.clone();
+    let attr = tilec_ir::Attribute::Array(alignment.iter().map(|&a| tilec_ir::Attribute::Int(a as i64)).collect());
+    variant.attrs.insert(tilec_passes::lower::GLOBAL_ALIGNMENT_ATTR.into(), attr.clone());
+    let single = lower_kernel(&variant, target, source)?;
+    if let Some(lowered) = single.funcs.first() {
+        check_alignment(lowered, extents)?;
+    }
+    let names = arg_names(func);
+    let narrowed: Vec<String> = alignment
+        .iter()
+        .enumerate()
+        .filter(|&(_, &a)| a < 16)
+        .map(|(i, &a)| {
+            let how = if a < 4 { "synchronous loads" } else { "cp.async" };
+            format!("%{} with {how} of {a} byte(s)", names.get(i).map_or("?", String::as_str))
+        })
+        .collect();
+    let note = format!(
+        "note: @{}: not every row (column, if column-major) of the launch's tensors is 16-byte aligned; compiled with {} = {attr}: {}",
+        func.name,
+        tilec_passes::lower::GLOBAL_ALIGNMENT_ATTR,
+        narrowed.join(", ")
+    );
+    Ok((single, Some(AlignmentVariant { attr, note })))
+}
+
+/// The variant [`lower_for_extents`] picked for a launch whose rows are not all 16-byte aligned.
+#[derive(Clone, Debug)]
+pub struct AlignmentVariant {
+    /// The `global_alignment` it was compiled with.
+    pub attr: tilec_ir::Attribute,
+    /// A `note: ...` line for the user.
+    pub note: String,
+}
+
+/// What a launch needs of `global_alignment` (bytes, one per argument) when `lowered` (the kernel as
+/// written, lowered) cannot copy its tensors: each broken row-length requirement narrows its argument to the
+/// largest power of two (at most 16) dividing the row length in bytes, within what the kernel's own
+/// attribute already says. `None` when every requirement holds.
+fn alignment_for_extents(func: &tilec_ir::Func, lowered: &tilec_ir::Func, extents: &[Option<Vec<u64>>]) -> Option<Vec<u64>> {
+    use tilec_ir::Attribute;
+    let args = func.args();
+    let mut alignment: Vec<u64> = match func.attrs.get(tilec_passes::lower::GLOBAL_ALIGNMENT_ATTR) {
+        Some(Attribute::Int(n)) => vec![*n as u64; args.len()],
+        Some(Attribute::Array(items)) if items.len() == args.len() => items.iter().map(|a| a.as_int().unwrap_or(16) as u64).collect(),
+        _ => vec![16; args.len()],
+    };
+    let mut broken = false;
+    for (arg, axis, multiple) in alignment_requirements(lowered) {
+        let Some(Some(shape)) = extents.get(arg) else { continue };
+        let Some(&extent) = shape.get(axis) else { continue };
+        if multiple <= 1 || extent % multiple == 0 {
+            continue;
+        }
+        broken = true;
+        let elem_bytes = u64::from(func.body.ty(args[arg]).element_type().bit_width()).div_ceil(8).max(1);
+        let row_bytes = extent * elem_bytes;
+        let allowed = 1u64 << row_bytes.trailing_zeros().min(4);
+        alignment[arg] = alignment[arg].min(allowed);
+    }
+    broken.then_some(alignment)
+}
+
+/// The lowered kernel's `async_copy_alignment` entries: (argument, axis, multiple).
+fn alignment_requirements(lowered: &tilec_ir::Func) -> Vec<(usize, usize, u64)> {
+    let Some(tilec_ir::Attribute::Array(items)) = lowered.attrs.get(tilec_passes::lower::ASYNC_COPY_ALIGNMENT_ATTR) else { return Vec::new() };
+    items
+        .iter()
+        .filter_map(|item| {
+            let tilec_ir::Attribute::Array(t) = item else { return None };
+            let [Some(arg), Some(axis), Some(multiple)] = [0, 1, 2].map(|i| t.get(i).and_then(tilec_ir::Attribute::as_int)) else { return None };
+            Some((usize::try_from(arg).ok()?, usize::try_from(axis).ok()?, u64::try_from(multiple).ok()?))
+        })
+        .collect()
+}
+
+/// One kernel alone, through the default pipeline down to nvgpu-level IR (what `bundle` compiles and `sim`
+/// simulates).
 pub fn lower_kernel(func: &tilec_ir::Func, target: tilec_passes::Target, source: &tilec_ir::SourceFile) -> Result<Module, DriverError> {
     let mut single = Module { funcs: vec![func.clone()] };
     let pipeline = tilec_passes::full_pipeline(target);
@@ -207,6 +292,11 @@ pub fn lower_kernel(func: &tilec_ir::Func, target: tilec_passes::Target, source:
 fn to_json<T: Serialize>(value: &T) -> String {
     // Plain structs of strings and numbers: serialisation cannot fail.
     serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
+}
+
+/// The logical shape of each argument that is a tensor.
+pub fn tensor_extents(values: &[ArgValue]) -> Vec<Option<Vec<u64>>> {
+    values.iter().map(|v| v.as_tensor().map(|t| t.shape.iter().map(|&d| d as u64).collect())).collect()
 }
 
 pub fn to_sim_args(values: &[ArgValue]) -> Vec<SimArg> {

@@ -9,7 +9,7 @@
 use tilec_ir::interp::ArgValue;
 use tilec_ir::sim::{self, ProbeSpec, SimArg, SimOptions};
 use tilec_ir::{Func, OpKind};
-use crate::commands::bundle::{lower_kernel, to_sim_args};
+use crate::commands::bundle::{lower_for_extents, tensor_extents, to_sim_args};
 
 use crate::cli::SimArgs;
 use crate::commands::interp::{arg_names, located_or_usage, prepare, select_func};
@@ -62,12 +62,13 @@ fn lower_and_compare(
         args.target.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
     let mut expected = values.clone();
     tilec_ir::interp::run(func, &mut expected, launch).map_err(|e| diagnostics(source, vec![e.to_diagnostic()]))?;
-    let lowered = lower_kernel(func, target, source)?;
+    let (lowered, note) = lower_for_extents(func, target, source, &tensor_extents(&values))?;
     let lowered_func = &lowered.funcs[0];
     let mut sim_args = to_sim_args(&values);
     let sim_launch = sim::Launch::grid(launch.grid[0], launch.grid[1], launch.grid[2]);
     let trace = sim::simulate(lowered_func, &mut sim_args, &sim_launch).map_err(|e| diagnostics(source, vec![e.into()]))?;
-    let mut out = format!(
+    let mut out = note.map(|v| v.note + "\n").unwrap_or_default();
+    out += &format!(
         "@{}: lowered with the default pipeline for {target}; simulated {} block(s), {} warp(s) each, {} warp-op(s); compared with the interpreter\n",
         func.name,
         trace.blocks,

@@ -39,7 +39,7 @@ use tilec_passes::rasterize::RASTER_GROUP_ATTR;
 
 use crate::cli::{Backend, OnOff, TuneArgs};
 use crate::commands::bench::{abi_params, check_extents, gemm_extents, grid_for, parse_shape, roles, target_of, write_bundle};
-use crate::commands::bundle::{check_alignment, lower_kernel};
+use crate::commands::bundle::lower_for_extents;
 use crate::commands::interp::select_func;
 use crate::error::DriverError;
 use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
@@ -323,10 +323,8 @@ fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, 
     // The grid follows the block tile, which a parameter may change.
     let grid = grid_for(&f, setup.roles, &template.gemm).map_err(|d| skip(diagnostics(&source, vec![d]).render(false)))?;
     let template = BenchBundle { grid, ..template };
-    let single = lower_kernel(&f, setup.target, &source).map_err(|e| skip(e.render(false)))?;
-    if let Some(lowered) = single.funcs.first() {
-        check_alignment(lowered, &gemm_extents(&f, setup.roles, &template.gemm)).map_err(|e| skip(e.render(false)))?;
-    }
+    // A shape whose rows are not 16-byte aligned gets the narrower-copy variant, as in `tilec bench`.
+    let (single, _) = lower_for_extents(&f, setup.target, &source, &gemm_extents(&f, setup.roles, &template.gemm)).map_err(|e| skip(e.render(false)))?;
     let opt = tilec_lower_ptx::OptLevel::O3;
     let compiled = match setup.backend {
         Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, setup.backend_target, opt).map(|c| (c.ptx, c.kernels)),

@@ -700,6 +700,17 @@ impl Warp {
         let ty = ctx.func.body.ty(r).clone();
         let count = vector_len(&ty);
         for lane in lanes(mask) {
+            // A masked load (`if %mask`) reads nothing, and checks nothing, where the mask is false: zeros.
+            if let Some(m) = op.operand("mask") {
+                if self.num(ctx, op, m, lane)? == 0.0 {
+                    let zero = match ty {
+                        Type::Vector(_) => Val::Vector(vec![0.0; count]),
+                        _ => Val::Num(0.0),
+                    };
+                    self.set(r, lane, zero);
+                    continue;
+                }
+            }
             let mem = self.mem(ctx, op, src, lane)?;
             let index = self.indices(ctx, op, "indices", lane)?;
             let align = access_align(&ty, count);

@@ -213,6 +213,7 @@ fn load(v: &mut Verifier<'_>, op: &Operation) {
     let Some(tile) = memory_tile(v, op, src) else { return };
     v.indices(op, "indices", tile.rank(), false);
     check_access(v, op, result, tile.elem);
+    check_mask(v, op);
 }
 
 fn store(v: &mut Verifier<'_>, op: &Operation) {
@@ -221,9 +222,14 @@ fn store(v: &mut Verifier<'_>, op: &Operation) {
     v.indices(op, "indices", tile.rank(), false);
     let ty = v.ty(value);
     check_access(v, op, ty, tile.elem);
+    check_mask(v, op);
+}
+
+/// The optional `if %mask` of a load or store is an `i1`.
+fn check_mask(v: &mut Verifier<'_>, op: &Operation) {
     if let Some(mask) = op.operand("mask") {
         if v.ty(mask) != &Type::Scalar(ScalarType::I1) {
-            v.error(op.span, format!("'nvgpu.store' mask must be 'i1', found '{}'", v.ty(mask)));
+            v.error(op.span, format!("'{}' mask must be 'i1', found '{}'", op.kind, v.ty(mask)));
         }
     }
 }

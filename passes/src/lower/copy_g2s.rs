@@ -1,162 +1,337 @@
-//! `tile.copy_g2s` → `nvgpu.device_async_copy` (cp.async) of 16-byte chunks spread over all threads.
+//! `tile.copy_g2s` → per-thread copies of equal *chunks* spread over all threads: `nvgpu.device_async_copy`
+//! (cp.async of 16, 8 or 4 bytes), or, where the global rows are not known to be 4-byte aligned, a masked
+//! `nvgpu.load` and an `nvgpu.store` of 1 or 2 bytes (synchronous copies).
 //!
-//! Chunk `c = tid + i * threads` of the shared tile (row `c / chunks_per_row`, column
-//! `(c % chunks_per_row) * chunk`) comes from the global tile at the window offset. Chunks of 16 bytes
-//! are preferred; 8 or 4 bytes are used when they divide the work evenly among the threads and 16 do not
-//! (e.g. a 16x8 f16 tile over 32 threads). When no width divides evenly, the threads past the end redo
-//! chunk `c % total` (the same bytes from the same source: a benign duplicate).
+//! # Storage view
+//! A copy moves elements consecutive in memory: along a row of a row-major tile, down a column of a
+//! `#col_major` one. Both are lowered alike on the *storage view*: a row-major `rows x cols` tile is `rows`
+//! lines of `cols` elements, a column-major one `cols` lines of `rows` elements. Chunk
+//! `c = tid + i * threads` of the shared tile is line `c / chunks_per_line`, elements
+//! `(c % chunks_per_line) * chunk ..` of it, from the global tile at the window offset. Only matching storage
+//! orders are lowered: a column-major global tile into a row-major shared tile (or the other way round) would
+//! have to transpose on the way, and the diagnostic says which tile to declare otherwise.
 //!
-//! Edges: cp.async of 16 (8, 4) bytes needs 16-byte (8-, 4-byte) aligned global addresses, so the row
-//! length of a dynamic global tile must be a multiple of the chunk: the pass records this in the function
-//! attribute `async_copy_requirements`. With the column offset a multiple of the chunk too (proved), every
-//! chunk lies wholly inside the global tile or wholly outside it. Unless the window is known to lie inside a
-//! static global tile, each copy reads `src_elements = (row < rows && col < cols) ? chunk : 0` and cp.async
-//! zero-fills what it does not read. The source indices are not clamped: with `src_elements = 0` nothing is
-//! read (as in Triton and CUTLASS), and unclamped affine indices let the backend strength-reduce the
-//! address of each copy to one pointer increment per k-step.
+//! # Chunk width
+//! The widest of 16, 8 and 4 bytes (cp.async) that divides the lines and shares the tile evenly among the
+//! threads (a thread without a chunk of its own would have to copy another's again: two writes of the same
+//! bytes, which the simulator reports as a race), and is at most the function attribute
+//! [`GLOBAL_ALIGNMENT_ATTR`] (bytes, default 16). With `global_alignment = 2` or `1`, chunks are 2 or 1
+//! bytes (at least one element) copied synchronously: the only way to copy rows whose length in bytes is odd
+//! or 2 mod 4 (an f16 matrix with an odd K), which cp.async cannot address. The attribute is one number for
+//! every global tile or an array with one per argument (`[2, 16, 16]`: only `%A` is copied narrowly). The driver picks the attribute
+//! from the shape at launch (`tilec bundle`, `bench`, `tune`), like CUTLASS's alignment template parameter or
+//! Triton's divisibility specialization.
 //!
+//! # Edges
+//! A copy of `w` bytes needs its global address aligned to `w`, so the line length of a dynamic global tile
+//! must be a multiple of the chunk: the pass records this in the function attributes
+//! `async_copy_requirements` (text) and `async_copy_alignment` (`[[argument, axis, multiple]]`, for tools),
+//! and the window's offset along the lines must be provably a multiple of the chunk ([`known_divisor`]).
+//! Then every chunk lies wholly inside the global tile or wholly outside it. Unless the window is known to
+//! lie inside a static global tile, each cp.async reads `src_elements = (line < lines_left && at <
+//! left_in_line) ? chunk : 0` and zero-fills the rest; a synchronous copy's load is masked by the same
+//! condition (zero where false, nothing read). The source indices are not clamped: nothing is read outside,
+//! as in Triton and CUTLASS, and unclamped affine indices let the backend strength-reduce the address of
+//! each copy to one pointer increment per k-step.
+//!
+//! # Synchronization
 //! After the last of consecutive `tile.copy_g2s` ops: `device_async_create_group`,
-//! `device_async_wait {numGroups = 0}` and `nvgpu.barrier`. Before the first of them, a barrier when the
-//! shared tile may still be read by other warps (inside a loop, or after a `tile.copy_s2r` of it):
-//! the write-after-read hazard of the previous iteration.
+//! `device_async_wait {numGroups = 0}` and `nvgpu.barrier` (also after synchronous copies: the shape
+//! `software-pipeline` matches, and an empty group is legal). Before the first of them, a barrier when the
+//! shared tile may still be read by other warps (inside a loop, or after a `tile.copy_s2r` of it): the
+//! write-after-read hazard of the previous iteration.
 
-use tilec_ir::{Attribute, Diagnostic, Dim, OpId, OpKind, OpSpec, Type};
+use tilec_ir::{Attribute, Diagnostic, Dim, OpId, OpKind, OpSpec, TileType, Type, Value, VectorType};
 
-use super::Lowering;
+use super::{is_col_major, Lowering};
+
+/// The function attribute bounding the width of global-to-shared copies, in bytes (16, 8, 4, 2 or 1;
+/// default 16): what the kernel may assume of the alignment of every row of its global tiles.
+pub const GLOBAL_ALIGNMENT_ATTR: &str = "global_alignment";
+
+/// The widest global copy, in bytes.
+const MAX_CHUNK_BYTES: u64 = 16;
+
+/// How one `tile.copy_g2s` is split among the threads, on the storage view.
+#[derive(Clone, Copy, Debug)]
+struct ChunkPlan {
+    /// Elements per chunk, consecutive in memory (at most 16 bytes): the unit the tile is split into.
+    chunk: u64,
+    /// Chunks per line of the shared tile.
+    per_line: u64,
+    /// Chunks in the whole tile.
+    total: u64,
+    /// Elements of one global access (a chunk is `chunk / access` of them, at constant offsets from one
+    /// address): what the line length and the window offset must be multiples of.
+    access: u64,
+    /// Accesses are cp.async (4, 8 or 16 bytes), else masked loads (1 or 2 bytes) gathered into one vector
+    /// and stored with one `st.shared` per chunk.
+    asynchronous: bool,
+}
+
+/// The global and shared tile of a copy and how their storage runs.
+struct CopyTiles {
+    src: Value,
+    dst: Value,
+    global: TileType,
+    /// Shared tile extents (rows, cols).
+    rows: u64,
+    cols: u64,
+    col_major: bool,
+}
+
+impl CopyTiles {
+    /// (lines, elements per line) of the shared tile.
+    fn lines(&self) -> (u64, u64) {
+        if self.col_major { (self.cols, self.rows) } else { (self.rows, self.cols) }
+    }
+
+    /// The logical axis the lines run along (1 for row-major, 0 for column-major).
+    fn line_axis(&self) -> usize {
+        usize::from(!self.col_major)
+    }
+
+    /// (row, col) of element `at` of line `line`.
+    fn coords<T>(&self, line: T, at: T) -> (T, T) {
+        if self.col_major { (at, line) } else { (line, at) }
+    }
+}
 
 impl<'f> Lowering<'f> {
-    pub(super) fn lower_copy_g2s(&mut self, id: OpId, first_of_run: bool, last_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
-        let op = self.func.body.op(id).clone();
+    /// The alignment in bytes the copies from global tile `src` may assume ([`GLOBAL_ALIGNMENT_ATTR`]): one
+    /// number for every global tile, or an array with one per function argument.
+    fn global_alignment(&self, src: Value) -> Result<u64, Diagnostic> {
+        let check = |a: &Attribute| match a {
+            Attribute::Int(n) if [1, 2, 4, 8, 16].contains(n) => Some(*n as u64),
+            _ => None,
+        };
+        let bad = |a: &Attribute| {
+            Diagnostic::error(self.func.span, format!("{GLOBAL_ALIGNMENT_ATTR} = {a}: expected 16, 8, 4, 2 or 1 (bytes), or an array of them with one per argument"))
+        };
+        match self.func.attrs.get(GLOBAL_ALIGNMENT_ATTR) {
+            None => Ok(MAX_CHUNK_BYTES),
+            Some(Attribute::Array(items)) => {
+                let args = self.func.args();
+                if items.len() != args.len() {
+                    return Err(Diagnostic::error(
+                        self.func.span,
+                        format!("{GLOBAL_ALIGNMENT_ATTR} has {} entries for {} arguments", items.len(), args.len()),
+                    ));
+                }
+                let mut mine = MAX_CHUNK_BYTES;
+                for (item, &arg) in items.iter().zip(args) {
+                    let n = check(item).ok_or_else(|| bad(item))?;
+                    if arg == src {
+                        mine = n;
+                    }
+                }
+                Ok(mine)
+            }
+            Some(a) => check(a).ok_or_else(|| bad(a)),
+        }
+    }
+
+    fn copy_tiles(&self, id: OpId) -> Result<CopyTiles, Diagnostic> {
+        let op = self.func.body.op(id);
         let span = op.span;
         let (Some(src), Some(dst)) = (op.operand("src"), op.operand("dst")) else {
             return Err(Diagnostic::error(span, "malformed 'tile.copy_g2s'"));
         };
-        let (Type::Tile(gt), Type::Tile(st)) = (self.ty(src).clone(), self.ty(dst).clone()) else {
+        let (Type::Tile(gt), Type::Tile(st)) = (self.ty(src), self.ty(dst)) else {
             return Err(Diagnostic::error(span, "malformed 'tile.copy_g2s'"));
         };
         let Some(&[rows, cols]) = st.static_shape().as_deref() else {
             return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a static rank-2 shared tile"));
         };
-        let idx = op.group("src_indices").to_vec();
-        if idx.len() != 2 || gt.rank() != 2 {
+        if op.group("src_indices").len() != 2 || gt.rank() != 2 {
             return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering handles rank-2 tiles"));
         }
-        if st.layout.is_some() && !matches!(st.layout, Some(tilec_ir::layout::Layout::RowMajor) | Some(tilec_ir::layout::Layout::Swizzled { .. })) {
-            return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a row-major (possibly swizzled) shared tile"));
+        use tilec_ir::layout::Layout;
+        let shared_ok = |l: &Option<Layout>| l.is_none() || matches!(l, Some(Layout::RowMajor | Layout::ColMajor | Layout::Swizzled { .. }));
+        if !shared_ok(&st.layout) {
+            return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a row- or column-major (possibly swizzled) shared tile"));
         }
-        let bits = st.elem.bit_width() as u64;
+        match (is_col_major(gt), is_col_major(st)) {
+            (true, false) => {
+                return Err(Diagnostic::error(span, format!("'tile.copy_g2s' from the column-major '{gt}' into the row-major '{st}' would transpose; cp.async copies cannot"))
+                    .with_note("declare the shared tile column-major too: 'tile.alloc_shared : tile<...xT, shared, #col_major>'; its copy to registers reads it with ldmatrix(.trans)"));
+            }
+            (false, true) => {
+                return Err(Diagnostic::error(span, format!("'tile.copy_g2s' from the row-major '{gt}' into the column-major '{st}' would transpose; cp.async copies cannot"))
+                    .with_note("declare the shared tile row-major (no layout), or the global tile '#col_major'"));
+            }
+            _ => {}
+        }
+        Ok(CopyTiles { src, dst, global: gt.clone(), rows, cols, col_major: is_col_major(st) })
+    }
+
+    /// The widest chunk (16, 8 or 4 bytes, else narrower) that divides the lines and shares the tile evenly
+    /// among the threads, and the widest access that the chunk splits into and `global_alignment` allows:
+    /// cp.async of 4 bytes or more, else synchronous loads of `global_alignment` bytes (at least one element).
+    fn chunk_plan(&self, id: OpId, tiles: &CopyTiles) -> Result<ChunkPlan, Diagnostic> {
+        let span = self.func.body.op(id).span;
+        let elem = self.func.body.ty(tiles.dst).element_type();
+        let bits = elem.bit_width() as u64;
         let threads = 32 * self.num_warps as u64;
-        let row_bits = cols * bits;
-        let widths: Vec<u64> = [128u64, 64, 32].into_iter().filter(|w| row_bits.is_multiple_of(*w)).collect();
-        if widths.is_empty() {
-            return Err(Diagnostic::error(span, format!("rows of {cols} x {} are not a multiple of 4 bytes; cp.async cannot copy them", st.elem)));
-        }
-        // Every thread copies the same number of chunks: a thread without a chunk of its own would have to
-        // copy another's again, two cp.async into the same bytes (a race the simulator reports).
-        let Some(width_bits) = widths.iter().copied().find(|w| (rows * cols * bits / w).is_multiple_of(threads)) else {
-            return Err(Diagnostic::error(
-                span,
-                format!(
-                    "'tile.copy_g2s' cannot share the {rows}x{cols} {} tile ({} bytes) evenly among {threads} threads with 4-, 8- or 16-byte cp.async copies",
-                    st.elem,
-                    rows * cols * bits / 8
-                ),
-            )
-            .with_note(format!("use fewer warps (num_warps = {}) or a larger tile", self.num_warps)));
+        let (lines, line_len) = tiles.lines();
+        let align_bits = self.global_alignment(tiles.src)? * 8;
+        let asynchronous = align_bits >= 32;
+        let line_bits = line_len * bits;
+        // Chunks narrower than 4 bytes only for synchronous copies (cp.async cannot copy them).
+        let narrowest = if asynchronous { 32 } else { bits };
+        let widths: Vec<u64> = [128u64, 64, 32, 16, 8].into_iter().filter(|&w| w >= narrowest && w >= bits && line_bits.is_multiple_of(w)).collect();
+        let line_word = if tiles.col_major { "columns" } else { "rows" };
+        let Some(width_bits) = widths.iter().copied().find(|&w| (lines * line_bits / w).is_multiple_of(threads)) else {
+            let narrower = format!("or set {GLOBAL_ALIGNMENT_ATTR} = 2 on the kernel for synchronous copies");
+            if widths.is_empty() {
+                return Err(Diagnostic::error(span, format!("{line_word} of {line_len} x {elem} are not a multiple of 4 bytes; cp.async cannot copy them")).with_note(narrower));
+            }
+            let kind = if asynchronous { "4-, 8- or 16-byte cp.async copies" } else { "copies of 1 to 16 bytes" };
+            let bytes = lines * line_bits / 8;
+            let mut d = Diagnostic::error(span, format!("'tile.copy_g2s' cannot share the {}x{} {elem} tile ({bytes} bytes) evenly among {threads} threads with {kind}", tiles.rows, tiles.cols))
+                .with_note(format!("use fewer warps (num_warps = {}) or a larger tile", self.num_warps));
+            if asynchronous {
+                d = d.with_note(narrower);
+            }
+            return Err(d);
         };
         let chunk = width_bits / bits;
-        let per_row = cols / chunk;
-        let total = rows * per_row;
-        let iterations = total.div_ceil(threads);
+        let access = align_bits.max(bits).min(width_bits) / bits;
+        Ok(ChunkPlan { chunk, per_line: line_len / chunk, total: lines * (line_len / chunk), access, asynchronous })
+    }
 
-        // cp.async needs each chunk's global address aligned to its size: the window's column offset must be a
-        // multiple of the chunk (rows start aligned when the row length is, a run-time requirement noted below).
-        let column_divisor = known_divisor(&self.func.body, idx[1], 0);
-        if !column_divisor.is_multiple_of(chunk) {
-            let d = Diagnostic::error(
+    pub(super) fn lower_copy_g2s(&mut self, id: OpId, first_of_run: bool, last_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
+        let tiles = self.copy_tiles(id)?;
+        let plan = self.chunk_plan(id, &tiles)?;
+        let op = self.func.body.op(id).clone();
+        let span = op.span;
+        let idx = op.group("src_indices").to_vec();
+        let elem = self.func.body.ty(tiles.dst).element_type();
+        let bits = elem.bit_width() as u64;
+        let (chunk, access) = (plan.chunk, plan.access);
+        let access_bytes = access * bits / 8;
+        let copy_word = if plan.asynchronous { "cp.async" } else { "load" };
+
+        // Each access's global address must be aligned to its size: the window's offset along the lines must
+        // be a multiple of it (lines start aligned when their length is: a run-time requirement, below).
+        let axis = tiles.line_axis();
+        let divisor = known_divisor(&self.func.body, idx[axis], 0);
+        if !divisor.is_multiple_of(access) {
+            let (what, down) = if tiles.col_major { ("row offset", " down a column") } else { ("column offset", "") };
+            return Err(Diagnostic::error(
                 span,
-                format!(
-                    "'tile.copy_g2s' needs its column offset to be a multiple of {chunk} {} elements ({} bytes, the size of one cp.async), and it is only known to be a multiple of {column_divisor}",
-                    st.elem,
-                    width_bits / 8
-                ),
+                format!("'tile.copy_g2s' needs its {what} to be a multiple of {access} {elem} elements ({access_bytes} bytes, the size of one {copy_word}{down}), and it is only known to be a multiple of {divisor}"),
             )
-            .with_note("offsets built from constants, block ids times constants and loops with aligned bounds and steps are understood");
-            return Err(d);
+            .with_note("offsets built from constants, block ids times constants and loops with aligned bounds and steps are understood")
+            .with_note(format!("or set {GLOBAL_ALIGNMENT_ATTR} = {} on the kernel for narrower copies", (divisor * bits / 8).clamp(1, 16))));
         }
 
-        // Statically inside a static global tile: no zero-fill needed.
+        // Statically inside a static global tile: no bounds checks.
         let consts: Vec<Option<i64>> = idx.iter().map(|&v| self.func.body.constant_int(v)).collect();
-        let inside = match (gt.shape.as_slice(), consts.as_slice()) {
-            ([Dim::Static(gr), Dim::Static(gc)], [Some(i), Some(j)]) => {
-                *i >= 0 && *j >= 0 && *i as u64 + rows <= *gr && *j as u64 + cols <= *gc
-            }
+        let inside = match (tiles.global.shape.as_slice(), consts.as_slice()) {
+            ([Dim::Static(gr), Dim::Static(gc)], [Some(i), Some(j)]) => *i >= 0 && *j >= 0 && *i as u64 + tiles.rows <= *gr && *j as u64 + tiles.cols <= *gc,
             _ => false,
         };
-        if !inside && !matches!(gt.shape[1], Dim::Static(n) if n % chunk == 0) {
-            let name = self.func.body.value(src).name.clone().map_or_else(|| "a global tile".to_string(), |n| format!("%{n}"));
-            self.require_multiple(src, 1, chunk);
-            self.requirements.insert(format!(
-                "rows of {name} must be a multiple of {chunk} {} elements ({} bytes) for cp.async",
-                gt.elem,
-                width_bits / 8
-            ));
+        if access > 1 && !inside && !matches!(tiles.global.shape[axis], Dim::Static(n) if n % access == 0) {
+            let name = self.func.body.value(tiles.src).name.clone().map_or_else(|| "a global tile".to_string(), |n| format!("%{n}"));
+            self.require_multiple(tiles.src, axis as i64, access);
+            let lines = if tiles.col_major { format!("columns of {name} (column-major)") } else { format!("rows of {name}") };
+            self.requirements.insert(format!("{lines} must be a multiple of {access} {} elements ({access_bytes} bytes) for {copy_word}", tiles.global.elem));
         }
 
-        if first_of_run && (in_loop || self.read_shared.contains(&dst)) {
+        if first_of_run && (in_loop || self.read_shared.contains(&tiles.dst)) {
             self.emit(OpSpec::new(OpKind::Barrier));
         }
         let tid = self.special(OpKind::ThreadId);
-        let (extent_r, extent_c) = if inside {
-            (None, None)
+        // The bounds each access is checked against. Row-major: what is left of the global tile past the
+        // window's offset, `row < rows_left && col < cols_left`: the in-tile `row` is loop-invariant and
+        // `rows_left` is one value per copy op, so a k-loop pays one subtraction per bound instead of one add
+        // and compare per access. Column-major: the global indices against the extents, `gr < rows && gc <
+        // cols`, which measured fewer spills there (gemm_s8_b_col: 228 instead of 264 bytes of spill loads).
+        let bounds = if inside {
+            None
         } else {
-            let dim = |cx: &mut Self, axis: i64| {
-                cx.emit_value(OpSpec::new(OpKind::Dim).group("source", &[src]).attr("axis", axis).result(Type::INDEX))
-            };
-            (Some(dim(self, 0)), Some(dim(self, 1)))
+            let mut extents = [tid; 2];
+            for (axis, e) in extents.iter_mut().enumerate() {
+                *e = self.emit_value(OpSpec::new(OpKind::Dim).group("source", &[tiles.src]).attr("axis", axis as i64).result(Type::INDEX));
+            }
+            if !tiles.col_major {
+                for (axis, e) in extents.iter_mut().enumerate() {
+                    *e = self.binary(OpKind::Sub, *e, idx[axis]);
+                }
+            }
+            Some(extents)
         };
-        // What is left of the global tile past the window's offset. Chunks are checked as `row < rows_left`
-        // rather than `offset + row < rows`: the in-tile `row` is loop-invariant, and `rows_left` is one value
-        // per copy op, so a k-loop pays one subtraction per bound instead of one add and compare per chunk.
-        let left = match (extent_r, extent_c) {
-            (Some(er), Some(ec)) => Some((self.binary(OpKind::Sub, er, idx[0]), self.binary(OpKind::Sub, ec, idx[1]))),
-            _ => None,
-        };
-        let per_row_v = self.index(per_row as i64);
+        let threads = 32 * self.num_warps as u64;
+        let per_line_v = self.index(plan.per_line as i64);
         let chunk_v = self.index(chunk as i64);
-        for i in 0..iterations {
+        for i in 0..plan.total.div_ceil(threads) {
             let mut c = self.add_const(tid, (i * threads) as i64);
-            if (i + 1) * threads > total {
-                let t = self.index(total as i64);
+            if (i + 1) * threads > plan.total {
+                let t = self.index(plan.total as i64);
                 c = self.binary(OpKind::Rem, c, t);
             }
-            let row = if per_row == 1 { c } else { self.binary(OpKind::Div, c, per_row_v) };
-            let col = if per_row == 1 {
+            let line = if plan.per_line == 1 { c } else { self.binary(OpKind::Div, c, per_line_v) };
+            let at = if plan.per_line == 1 {
                 self.index(0)
             } else {
-                let k = self.binary(OpKind::Rem, c, per_row_v);
+                let k = self.binary(OpKind::Rem, c, per_line_v);
                 self.binary(OpKind::Mul, k, chunk_v)
             };
-            let gr = self.binary(OpKind::Add, idx[0], row);
-            let gc = self.binary(OpKind::Add, idx[1], col);
-            let mut spec = OpSpec::new(OpKind::DeviceAsyncCopy).group("dst", &[dst]).group("dst_indices", &[row, col]).attr("dstElements", chunk as i64);
-            match left {
-                Some((rows_left, cols_left)) => {
-                    // Every chunk is wholly inside or wholly outside the global tile: its column offset is a
-                    // multiple of the chunk (proved above) and so is the row length (the recorded run-time
-                    // requirement). So src_elements = (gr < rows && gc < cols) ? chunk : 0, and the source
-                    // indices stay unclamped: nothing is read when src_elements is 0, and affine indices let
-                    // the backend advance one pointer per copy instead of recomputing the address each k-step.
-                    let row_ok = self.cmp("lt", row, rows_left);
-                    let col_ok = self.cmp("lt", col, cols_left);
-                    let ok = self.and(row_ok, col_ok);
-                    let zero = self.index(0);
-                    let n = self.select(ok, chunk_v, zero);
-                    spec = spec.group("src", &[src]).group("src_indices", &[gr, gc]).group("src_elements", &[n]);
+            // The access `offset` elements into the chunk: its in-tile and global indices and whether it is
+            // inside the global tile.
+            let access_at = |cx: &mut Self, offset: u64| {
+                let at = cx.add_const(at, offset as i64);
+                let (row, col) = tiles.coords(line, at);
+                let gr = cx.binary(OpKind::Add, idx[0], row);
+                let gc = cx.binary(OpKind::Add, idx[1], col);
+                let ok = bounds.map(|[rows, cols]| {
+                    let (r, c) = if tiles.col_major { (gr, gc) } else { (row, col) };
+                    let row_ok = cx.cmp("lt", r, rows);
+                    let col_ok = cx.cmp("lt", c, cols);
+                    cx.and(row_ok, col_ok)
+                });
+                ([row, col], [gr, gc], ok)
+            };
+            // Accesses at constant offsets from the chunk's first (immediate offsets in the instructions).
+            let first = access_at(self, 0);
+            let accesses: Vec<_> = (0..chunk).step_by(access as usize).map(|j| if j == 0 { first } else { access_at(self, j) }).collect();
+            if plan.asynchronous {
+                // Each cp.async is wholly inside or wholly outside the global tile (see the module
+                // documentation): it reads `ok ? access : 0` elements.
+                let access_v = self.index(access as i64);
+                for (dst_at, src_at, ok) in accesses {
+                    let mut spec = OpSpec::new(OpKind::DeviceAsyncCopy)
+                        .group("dst", &[tiles.dst])
+                        .group("dst_indices", &dst_at)
+                        .attr("dstElements", access as i64)
+                        .group("src", &[tiles.src])
+                        .group("src_indices", &src_at);
+                    if let Some(ok) = ok {
+                        let zero = self.index(0);
+                        let n = self.select(ok, access_v, zero);
+                        spec = spec.group("src_elements", &[n]);
+                    }
+                    self.emit(spec);
                 }
-                _ => spec = spec.group("src", &[src]).group("src_indices", &[gr, gc]),
+            } else {
+                // Masked loads gathered into one vector, stored with one `st.shared` of the whole chunk.
+                let mut gathered = self.zero_vector(VectorType::new(&[chunk], elem));
+                for (j, (_, src_at, ok)) in accesses.into_iter().enumerate() {
+                    let ty = if access == 1 { Type::Scalar(elem) } else { Type::Vector(VectorType::new(&[access], elem)) };
+                    let mut load = OpSpec::new(OpKind::Load).group("src", &[tiles.src]).group("indices", &src_at).result(ty);
+                    if let Some(ok) = ok {
+                        load = load.group("mask", &[ok]);
+                    }
+                    let v = self.emit_value(load);
+                    for e in 0..access {
+                        let x = if access == 1 { v } else { self.extract(v, vec![e as i64]) };
+                        gathered = self.insert(x, gathered, vec![(j as u64 * access + e) as i64]);
+                    }
+                }
+                let value = if chunk == 1 { self.extract(gathered, vec![0]) } else { gathered };
+                self.emit(OpSpec::new(OpKind::Store).group("value", &[value]).group("dst", &[tiles.dst]).group("indices", &first.0));
             }
-            self.emit(spec);
         }
         self.emit(OpSpec::new(OpKind::DeviceAsyncCreateGroup));
         if last_of_run {

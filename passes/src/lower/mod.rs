@@ -7,8 +7,8 @@
 //! a `vector<V/2 x 2 x T>` (`vector<V/4 x 4 x T>` for 8-bit elements), element `[i][j]` being value
 //! `i * inner + j`: the shapes MLIR's `nvgpu.mma.sync` takes.
 //!
-//! One function per op kind, in its own file: [`copy_g2s`] (`tile.copy_g2s` → `device_async_copy`;
-//! [`copy_g2s_col_major`] for column-major tiles),
+//! One function per op kind, in its own file: [`copy_g2s`] (`tile.copy_g2s` → `device_async_copy`, or
+//! synchronous masked loads and stores under `global_alignment` < 4; row- or column-major),
 //! [`copy_s2r`] (`tile.copy_s2r` → a [`CopyPlan`] executed as `ldmatrix` or loads), [`mma`]
 //! (`tile.mma` → `mma.sync`), [`copy_r2g`] (`tile.copy_r2g` → predicated stores), [`elementwise`]
 //! (`fill`, `splat`, binary ops, `select`, `cast` on fragments), [`control`] (`tile.for` with expanded
@@ -21,7 +21,6 @@
 pub mod copy_plan;
 mod control;
 mod copy_g2s;
-mod copy_g2s_col_major;
 mod copy_r2g;
 mod copy_s2r;
 mod elementwise;
@@ -33,6 +32,7 @@ use std::collections::{BTreeSet, HashMap};
 use tilec_ir::layout::{Layout, LinearLayout};
 use tilec_ir::{Attribute, BlockId, Diagnostic, Func, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Type, Value, VectorType};
 
+pub use copy_g2s::GLOBAL_ALIGNMENT_ATTR;
 pub use copy_plan::{b16_pair_view, CopyInstance, CopyInstr, CopyPlan, DistributedBases, SharedSource};
 
 use crate::layout_assignment::{num_warps, solve_layouts, LayoutSolution};
@@ -229,11 +229,7 @@ impl<'f> Lowering<'f> {
             let replaced = match kind {
                 OpKind::CopyG2S => {
                     let (first, last) = (prev != Some(OpKind::CopyG2S), next != Some(OpKind::CopyG2S));
-                    if self.copy_g2s_is_col_major(id) {
-                        self.lower_copy_g2s_col_major(id, first, last, in_loop)?;
-                    } else {
-                        self.lower_copy_g2s(id, first, last, in_loop)?;
-                    }
+                    self.lower_copy_g2s(id, first, last, in_loop)?;
                     true
                 }
                 OpKind::CopyS2R => {

@@ -14,6 +14,8 @@
 //! where every copy writes a static rank-2 shared tile allocated outside the loop and used nowhere else
 //! than by these copies and by reads in the compute part, and every copy has a `src_elements` operand
 //! (the lowering's bounds-checked form: a chunk outside the global tile reads nothing, whatever its address).
+//! A *synchronous copy* (`global_alignment` below 4 bytes) counts as a copy too: masked `nvgpu.load`s from
+//! global memory and the `nvgpu.store` of what they loaded into the shared tile.
 //!
 //! # What it makes (S stages)
 //! - each copied shared tile `R x C` becomes `S*R x C`: stage `s` is rows `s*R .. (s+1)*R` (a swizzle of
@@ -25,7 +27,9 @@
 //!   previous iteration, which is the one refilled now), the copies of iteration `i + S - 1` into stage
 //!   `(i + S - 1) % S` and their commit, then the compute part reading stage `i % S`;
 //! - copies for iterations past the end read nothing: `src_elements` becomes `select(k < ub, n, 0)`
-//!   (cp.async zero-fills and reads nothing, so the address past the end is never dereferenced);
+//!   (cp.async zero-fills and reads nothing, so the address past the end is never dereferenced), and the
+//!   mask of a synchronous copy's load becomes `k < ub && mask`. A synchronous copy is done when its store
+//!   is; the barrier at the top of the iteration that reads its stage makes it visible, as for cp.async;
 //! - `device_async_wait {numGroups = 0}` after the loop, so no copy is in flight when the kernel goes on.
 //!
 //! The stage offsets of the read and write stages are carried through the loop as two extra `index`
@@ -217,7 +221,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
     let lop = body.op(l);
     let block = lop.regions[0];
     let ops = body.block(block).ops.clone();
-    let has_copy = ops.iter().any(|&o| body.op(o).kind == OpKind::DeviceAsyncCopy);
+    let has_copy = ops.iter().any(|&o| matches!(body.op(o).kind, OpKind::DeviceAsyncCopy | OpKind::DeviceAsyncWait));
     if !has_copy {
         return Ok(None);
     }
@@ -247,19 +251,25 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
                 if op.operand("src_elements").is_none() {
                     return Err("a copy has no src_elements (unchecked source addresses)".into());
                 }
-                let Some(dst) = op.operand("dst") else { return Err("malformed copy".into()) };
-                let Some(def) = body.defining_op(dst).filter(|&d| body.op(d).kind == OpKind::AllocShared) else {
-                    return Err("a copy's destination is not a tile.alloc_shared".into());
-                };
-                if is_inside(func, def, block) {
-                    return Err("a copy's destination is allocated inside the loop".into());
+                let dst = copied_tile(func, block, op)?;
+                if !tiles.iter().any(|&(v, _)| v == dst.0) {
+                    tiles.push(dst);
                 }
-                let Type::Tile(t) = body.ty(dst) else { return Err("malformed copy".into()) };
-                let Some(&[rows, _]) = t.static_shape().as_deref() else {
-                    return Err("a copy's destination is not a static rank-2 tile".into());
-                };
-                if !tiles.iter().any(|&(v, _)| v == dst) {
-                    tiles.push((dst, rows));
+            }
+            // A synchronous copy (`global_alignment` < 4): a masked load from global memory and its store.
+            OpKind::Load => {
+                if op.operand("mask").is_none() {
+                    return Err("a load before the wait has no mask (unchecked source addresses)".into());
+                }
+            }
+            OpKind::Store => {
+                let value_loaded = op.operand("value").and_then(|v| body.defining_op(v)).is_some_and(|d| pre.contains(&d) && body.op(d).kind == OpKind::Load);
+                if op.operand("mask").is_some() || !value_loaded {
+                    return Err("a store before the wait is not the second half of a synchronous copy".into());
+                }
+                let dst = copied_tile(func, block, op)?;
+                if !tiles.iter().any(|&(v, _)| v == dst.0) {
+                    tiles.push(dst);
                 }
             }
             OpKind::DeviceAsyncCreateGroup => {}
@@ -289,6 +299,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
             }
             let ok = match op.kind {
                 OpKind::DeviceAsyncCopy => pre_set.contains(&o) && op.operand("dst") == Some(tile) && !op.group("src").contains(&tile),
+                OpKind::Store if pre_set.contains(&o) => op.operand("dst") == Some(tile) && op.operand("value") != Some(tile),
                 OpKind::LdMatrix | OpKind::Load => post_set.contains(&o),
                 _ => false,
             };
@@ -298,6 +309,24 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
         }
     }
     Ok(Some(LoopPlan { body: block, pre, post, yield_op, tiles }))
+}
+
+/// The shared tile a copy of the loop body `block` writes, with its rows: a static rank-2 `tile.alloc_shared`
+/// from outside the loop.
+fn copied_tile(func: &Func, block: BlockId, op: &tilec_ir::Operation) -> Result<(Value, u64), String> {
+    let body = &func.body;
+    let Some(dst) = op.operand("dst") else { return Err("malformed copy".into()) };
+    let Some(def) = body.defining_op(dst).filter(|&d| body.op(d).kind == OpKind::AllocShared) else {
+        return Err("a copy's destination is not a tile.alloc_shared".into());
+    };
+    if is_inside(func, def, block) {
+        return Err("a copy's destination is allocated inside the loop".into());
+    }
+    let Type::Tile(t) = body.ty(dst) else { return Err("malformed copy".into()) };
+    let Some(&[rows, _]) = t.static_shape().as_deref() else {
+        return Err("a copy's destination is not a static rank-2 tile".into());
+    };
+    Ok((dst, rows))
 }
 
 /// Whether `op` sits in `block` or in a region nested in it.
@@ -481,6 +510,11 @@ impl Emitter {
         )
     }
 
+    /// `a && b` of two `i1` values (their minimum).
+    fn and(&self, func: &mut Func, a: Value, b: Value) -> Value {
+        self.binary(func, OpKind::Min, a, b)
+    }
+
     fn select(&self, func: &mut Func, c: Value, t: Value, f: Value) -> Value {
         let ty = func.body.ty(t).clone();
         self.value(
@@ -549,6 +583,23 @@ impl Ring<'_> {
                     let start: usize = spec_op.segments.iter().take(g).map(|&n| n as usize).sum();
                     spec_op.operands[start] = se;
                     func.body.op_mut(id).operands = spec_op.operands;
+                }
+                OpKind::Load => {
+                    // The load of a synchronous copy: its mask also says `k < ub`.
+                    let mask = func.body.op(o).operand("mask").expect("checked");
+                    let mask = *map.get(&mask).unwrap_or(&mask);
+                    let guarded = at.and(func, valid, mask);
+                    let id = at.clone_op(func, o, map);
+                    let spec_op = func.body.op(id).clone();
+                    let g = spec_op.kind.def().group_index("mask").expect("load has a mask group");
+                    let start: usize = spec_op.segments.iter().take(g).map(|&n| n as usize).sum();
+                    func.body.op_mut(id).operands[start] = guarded;
+                }
+                OpKind::Store => {
+                    let dst = func.body.op(o).operand("dst").expect("checked");
+                    map.insert(dst, self.allocs[&dst][stage]);
+                    at.clone_op(func, o, map);
+                    map.remove(&dst);
                 }
                 _ => {
                     at.clone_op(func, o, map);

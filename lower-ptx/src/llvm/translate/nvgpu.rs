@@ -12,9 +12,10 @@
 //! | `nvgpu.device_async_create_group` | `llvm.nvvm.cp.async.commit.group` |
 //! | `nvgpu.device_async_wait` | `llvm.nvvm.cp.async.wait.group(numGroups)` |
 //! | `nvgpu.barrier` | `llvm.nvvm.barrier.cta.sync.aligned.all(0)` (`bar.sync 0`; LLVM 22's name for `barrier0`) |
-//! | `nvgpu.load`/`store` | `load`/`store` in address space 1 or 3, aligned to the access size; a masked store branches |
+//! | `nvgpu.load`/`store` | `load`/`store` in address space 1 or 3, aligned to the access size; masked ones branch (a load: a `phi` with zero) |
 //! | `nvgpu.extract`/`insert` | `extractelement`/`insertelement` |
 
+use inkwell::basic_block::BasicBlock;
 use inkwell::types::{BasicTypeEnum, VectorType};
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, VectorValue};
 use inkwell::IntPredicate;
@@ -334,16 +335,34 @@ fn access_count(ty: &Type) -> u64 {
     }
 }
 
-/// `nvgpu.load %m[..] : T` → an aligned `load` from address space 1 or 3.
+/// `nvgpu.load %m[..] {if %mask} : T` → an aligned `load` from address space 1 or 3; with a mask, in a block
+/// entered when it is true, and a `phi` of the loaded value and zero after it (LLVM turns it into a
+/// predicated `ld` after a `mov 0`).
 pub(super) fn lower_load(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Result<()> {
     let src = op.operand("src").ok_or_else(|| t.unsupported(op, "it needs a source"))?;
     let (ty, llvm_ty) = t.result_type(op)?;
     let count = access_count(&ty);
+    let mask = op.operand("mask").map(|m| t.int(op, m)).transpose()?;
+    let branch = match mask {
+        Some(mask) => Some(t.enter_if(mask, "load", "loaded")?),
+        None => None,
+    };
     let ptr = t.element_pointer(op, src, op.group("indices"), count)?;
     let v = t.builder.build_load(llvm_ty, ptr, "")?;
     if let Some(i) = v.as_instruction_value() {
         let _ = i.set_alignment(access_alignment(ty.element_type(), count));
     }
+    let v = match branch {
+        Some((before, after)) => {
+            let loaded = t.builder.get_insert_block().ok_or_else(|| super::internal("an insertion block"))?;
+            t.builder.build_unconditional_branch(after)?;
+            t.builder.position_at_end(after);
+            let phi = t.builder.build_phi(llvm_ty, "")?;
+            phi.add_incoming(&[(&v, loaded), (&llvm_ty.const_zero(), before)]);
+            phi.as_basic_value()
+        }
+        None => v,
+    };
     t.set_result(op, v)
 }
 
@@ -358,15 +377,7 @@ pub(super) fn lower_store(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Res
     let v = t.value(op, value)?;
     let mask = op.operand("mask").map(|m| t.int(op, m)).transpose()?;
     let after = match mask {
-        Some(mask) => {
-            let function = t.function.ok_or_else(|| super::internal("inside a function"))?;
-            let then = t.cx.append_basic_block(function, "store");
-            let after = t.cx.append_basic_block(function, "stored");
-            let mask = t.builder.build_int_compare(IntPredicate::NE, mask, mask.get_type().const_zero(), "")?;
-            t.builder.build_conditional_branch(mask, then, after)?;
-            t.builder.position_at_end(then);
-            Some(after)
-        }
+        Some(mask) => Some(t.enter_if(mask, "store", "stored")?.1),
         None => None,
     };
     let ptr = t.element_pointer(op, dst, op.group("indices"), count)?;
@@ -377,6 +388,21 @@ pub(super) fn lower_store(t: &mut FuncTranslator<'_, '_>, op: &Operation) -> Res
         t.builder.position_at_end(after);
     }
     Ok(())
+}
+
+impl<'ctx> FuncTranslator<'_, 'ctx> {
+    /// Branches on `mask` (true when non-zero) into a new block `then` and leaves the builder there; returns
+    /// the block branched from and the (empty) block `after`, for the caller to branch to and go on in.
+    fn enter_if(&mut self, mask: IntValue<'ctx>, then: &str, after: &str) -> Result<(BasicBlock<'ctx>, BasicBlock<'ctx>)> {
+        let function = self.function.ok_or_else(|| super::internal("inside a function"))?;
+        let before = self.builder.get_insert_block().ok_or_else(|| super::internal("an insertion block"))?;
+        let then = self.cx.append_basic_block(function, then);
+        let after = self.cx.append_basic_block(function, after);
+        let mask = self.builder.build_int_compare(IntPredicate::NE, mask, mask.get_type().const_zero(), "")?;
+        self.builder.build_conditional_branch(mask, then, after)?;
+        self.builder.position_at_end(then);
+        Ok((before, after))
+    }
 }
 
 // ---- vectors -----------------------------------------------------------------------------------------------

@@ -9,10 +9,10 @@
 //! | `nvgpu.stmatrix` | `nvvm.stmatrix` (sm_90) on the element's `!llvm.ptr<3>` |
 //! | `nvgpu.mma.sync` | `nvgpu.mma.sync`; m8n8k4 (which `nvgpu` does not model), wrapping/u8 m16n8k32 (nvgpu always saturates) and bf16 (nvgpu cannot type it) `nvvm.mma.sync` |
 //! | `nvgpu.device_async_copy` | `nvgpu.device_async_copy` (`bypassL1` for 16 bytes, like `.cg`) |
-//! | `nvgpu.device_async_create_group` | `nvgpu.device_async_create_group` of the copies' tokens |
+//! | `nvgpu.device_async_create_group` | `nvgpu.device_async_create_group` of the copies' tokens; none: `nvvm.cp.async.commit.group` |
 //! | `nvgpu.device_async_wait` | `nvgpu.device_async_wait` on the newest visible group, else `nvvm.cp.async.wait.group` |
 //! | `nvgpu.barrier` | `gpu.barrier` |
-//! | `nvgpu.load`/`store` | `memref.load`/`store` or `vector.load`/`store`; a masked store in `scf.if` |
+//! | `nvgpu.load`/`store` | `memref.load`/`store` or `vector.load`/`store`; masked ones in `scf.if` (a load's `else` yields zero) |
 //! | `nvgpu.extract`/`insert` | `vector.extract`/`vector.insert` |
 
 use tilec_ir::attr::Attribute;
@@ -20,6 +20,7 @@ use tilec_ir::body::Operation;
 use tilec_ir::types::{ScalarType, Type};
 
 use super::func::FuncEmitter;
+use super::scalar::scalar_constant;
 use super::{types, Result};
 
 fn dim(op: &Operation) -> &'static str {
@@ -349,12 +350,17 @@ pub(super) fn lower_device_async_copy(t: &mut FuncEmitter<'_>, op: &Operation) -
 }
 
 /// `nvgpu.device_async_create_group` → `nvgpu.device_async_create_group` of the copies issued since the last
-/// group in this region (the tokens only order the IR; the op is `cp.async.commit_group`).
+/// group in this region (the tokens only order the IR; the op is `cp.async.commit_group`); with none (the
+/// copies were synchronous), `nvvm.cp.async.commit.group` of an empty group, which keeps the group count.
 pub(super) fn lower_device_async_create_group(t: &mut FuncEmitter<'_>, _op: &Operation) -> Result<()> {
     let tokens = std::mem::take(&mut t.pending_copies).join(", ");
-    let sep = if tokens.is_empty() { "" } else { " " };
-    let g = t.emit(&format!("nvgpu.device_async_create_group{sep}{tokens}"));
-    t.group_token = Some(g);
+    if tokens.is_empty() {
+        t.line("nvvm.cp.async.commit.group");
+        t.group_token = None;
+    } else {
+        let g = t.emit(&format!("nvgpu.device_async_create_group {tokens}"));
+        t.group_token = Some(g);
+    }
     Ok(())
 }
 
@@ -386,26 +392,57 @@ fn access_alignment(elem: ScalarType, count: u64) -> u64 {
     (1u64 << bytes.trailing_zeros()).min(16)
 }
 
-/// `nvgpu.load %m[..] : T` → `memref.load`, or an aligned `vector.load` (+ `vector.shape_cast`).
+/// `nvgpu.load %m[..] {if %mask} : T` → `memref.load`, or an aligned `vector.load` (+ `vector.shape_cast`);
+/// with a mask, inside an `scf.if` that yields zero where the mask is false.
 pub(super) fn lower_load(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<()> {
     let src = op.operand("src").ok_or_else(|| t.unsupported(op, "it needs a source"))?;
     let (ty, mlir_ty) = t.result_type(op)?;
+    let count = access_count(&ty);
+    let elem = types::scalar_type(ty.element_type()).unwrap_or("f32");
+    // Address arithmetic and the zero before the branch, the load inside it.
+    let (m, mty, off) = t.element_offset(op, src, op.group("indices"), count)?;
+    let mask = match op.operand("mask") {
+        Some(mask) => {
+            let mask = t.name(op, mask)?;
+            let zero = scalar_constant(t, op, ty.element_type(), Some(&Attribute::Int(0)))?;
+            let zero = if matches!(ty, Type::Vector(_)) { t.emit(&format!("vector.broadcast {zero} : {elem} to {mlir_ty}")) } else { zero };
+            let result = t.fresh();
+            t.line(&format!("{result} = scf.if {mask} -> ({mlir_ty}) {{"));
+            t.push_indent();
+            Some((result, zero))
+        }
+        None => None,
+    };
     let v = match &ty {
         Type::Vector(vt) => {
-            let count = vt.num_elements();
-            let (m, mty, off) = t.element_offset(op, src, op.group("indices"), count)?;
-            let elem = types::scalar_type(vt.elem).unwrap_or("f32");
             let flat = format!("vector<{count}x{elem}>");
             let align = access_alignment(vt.elem, count);
             let x = t.emit(&format!("vector.load {m}[{off}] {{alignment = {align} : i64}} : {mty}, {flat}"));
             if flat == mlir_ty { x } else { t.emit(&format!("vector.shape_cast {x} : {flat} to {mlir_ty}")) }
         }
-        _ => {
-            let (m, mty, off) = t.element_offset(op, src, op.group("indices"), 1)?;
-            t.emit(&format!("memref.load {m}[{off}] : {mty}"))
+        _ => t.emit(&format!("memref.load {m}[{off}] : {mty}")),
+    };
+    let v = match mask {
+        Some((result, zero)) => {
+            t.line(&format!("scf.yield {v} : {mlir_ty}"));
+            t.pop_indent();
+            t.line("} else {");
+            t.push_indent();
+            t.line(&format!("scf.yield {zero} : {mlir_ty}"));
+            t.pop_indent();
+            t.line("}");
+            result
         }
+        None => v,
     };
     t.set_result(op, v)
+}
+
+fn access_count(ty: &Type) -> u64 {
+    match ty {
+        Type::Vector(v) => v.num_elements(),
+        _ => 1,
+    }
 }
 
 /// `nvgpu.store %v, %m[..] {if %mask}` → `memref.store`/`vector.store`; with a mask, inside `scf.if`.
@@ -416,10 +453,7 @@ pub(super) fn lower_store(t: &mut FuncEmitter<'_>, op: &Operation) -> Result<()>
     let ty = t.func.body.ty(value).clone();
     let (v, vty) = t.value(op, value)?;
     let mask = op.operand("mask").map(|m| t.name(op, m)).transpose()?;
-    let count = match &ty {
-        Type::Vector(vt) => vt.num_elements(),
-        _ => 1,
-    };
+    let count = access_count(&ty);
     // Address arithmetic before the branch (it is speculatable), the store inside it.
     let (m, mty, off) = t.element_offset(op, dst, op.group("indices"), count)?;
     let flat = match &ty {

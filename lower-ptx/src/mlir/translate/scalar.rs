@@ -14,7 +14,7 @@ use super::{types, Result};
 
 /// A scalar constant of type `ty` (MLIR type `mlir`): integers as decimal literals, floats from the exact
 /// bits of the f64 value (`arith.truncf` folds the rounding to narrower types at compile time).
-fn scalar_constant(t: &mut FuncEmitter<'_>, op: &Operation, ty: ScalarType, value: Option<&Attribute>) -> Result<String> {
+pub(super) fn scalar_constant(t: &mut FuncEmitter<'_>, op: &Operation, ty: ScalarType, value: Option<&Attribute>) -> Result<String> {
     let value = value.ok_or_else(|| t.unsupported(op, "it needs a value"))?;
     let mlir = types::scalar_type(ty).ok_or_else(|| t.unsupported(op, format!("no constants of '{ty}'")))?;
     if ty.is_float() {
