@@ -312,6 +312,12 @@ impl OpSpec {
     }
 }
 
+/// The function attribute where the lowering of tile copies records what they need of the run-time extents:
+/// `[[argument, axis, multiple], ...]`, extent `axis` of the function's argument number `argument` a multiple
+/// of `multiple` elements (or a copy's global address would be misaligned). Written by `tilec-passes`' lowering,
+/// reported by `tilec-lower-ptx`'s kernel description, checked by the driver before a launch.
+pub const ASYNC_COPY_ALIGNMENT_ATTR: &str = "async_copy_alignment";
+
 /// A kernel.
 #[derive(Clone, Debug)]
 pub struct Func {

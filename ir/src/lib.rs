@@ -26,7 +26,7 @@ pub mod types;
 pub mod verify;
 
 pub use attr::{AttrMap, Attribute};
-pub use body::{Block, BlockId, Body, Func, Module, OpId, OpSpec, Operation, Value, ValueDef};
+pub use body::{Block, ASYNC_COPY_ALIGNMENT_ATTR, BlockId, Body, Func, Module, OpId, OpSpec, Operation, Value, ValueDef};
 pub use diag::{Diagnostic, Diagnostics, SourceFile, Span};
 pub use ops::{OpDef, OpKind};
 pub use syntax::edit::set_func_attributes;

@@ -27,6 +27,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use tilec_ir::attr::Attribute;
 use tilec_ir::body::{Func, OpId};
 use tilec_ir::layout::Layout;
 use tilec_ir::ops::OpKind;
@@ -87,12 +88,41 @@ pub enum ParamKind {
         layout: String,
         /// The axes whose extents follow the pointer as `i64` parameters, in order.
         dynamic_axes: Vec<usize>,
+        /// What the kernel's copies need of the extents (the lowering's `async_copy_alignment`): extent
+        /// `axis` a multiple of `multiple` elements, or a copy's address would be misaligned and fault. A
+        /// launcher checks them; `tilec bundle`/`bench` compile a narrower variant (`global_alignment`)
+        /// for shapes that break them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        extent_multiples: Vec<ExtentMultiple>,
     },
     /// A scalar passed by value.
     Scalar {
         /// The IR type (`f32`, `index`, …).
         ty: String,
     },
+}
+
+/// Extent `axis` of a tile argument must be a multiple of `multiple` elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtentMultiple {
+    /// The axis of the tile (0: rows, 1: columns).
+    pub axis: usize,
+    /// In elements.
+    pub multiple: u64,
+}
+
+/// The lowering's `async_copy_alignment` entries of argument `index`.
+fn extent_multiples(func: &Func, index: usize) -> Vec<ExtentMultiple> {
+    let Some(Attribute::Array(items)) = func.attrs.get(tilec_ir::ASYNC_COPY_ALIGNMENT_ATTR) else { return Vec::new() };
+    items
+        .iter()
+        .filter_map(|item| match item.as_int_array()?.as_slice() {
+            &[arg, axis, multiple] if arg == index as i64 && axis >= 0 && multiple > 1 => {
+                Some(ExtentMultiple { axis: axis as usize, multiple: multiple as u64 })
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// One parameter of the PTX entry.
@@ -284,6 +314,7 @@ impl KernelInfo {
                         shape: t.shape.iter().map(|d| d.as_static()).collect(),
                         layout: layout.to_string(),
                         dynamic_axes,
+                        extent_multiples: extent_multiples(func, index),
                     }
                 }
                 Type::Scalar(s) => {

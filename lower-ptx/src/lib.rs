@@ -34,7 +34,7 @@ pub mod translate;
 pub mod mlir;
 
 pub use error::{Error, Result};
-pub use kernel_info::{AbiParam, AbiRole, KernelInfo, KernelParam, ParamKind};
+pub use kernel_info::{AbiParam, AbiRole, ExtentMultiple, KernelInfo, KernelParam, ParamKind};
 #[cfg(feature = "llvm")]
 pub use translate::{compile_to_llvm_ir, compile_to_ptx, translate_func, translate_module, CompiledModule, TranslateError};
 pub use target::{OptLevel, Target};

@@ -103,3 +103,23 @@ fn other_examples_compile_once_they_lower() {
         }
     }
 }
+
+/// The kernel description says what the copies need of the extents (row lengths that keep every 16-byte
+/// cp.async aligned), so that a launcher embedding the PTX can check a shape; the C tile, stored with
+/// predicated stores, needs nothing.
+#[test]
+fn kernel_info_reports_the_extent_multiples_the_copies_need() {
+    use tilec_lower_ptx::{ExtentMultiple, ParamKind};
+    let module = lowered("gemm.tir").unwrap();
+    let info = &compile_to_ptx(&module, Target::Sm80, OptLevel::O3).unwrap().kernels[0];
+    let multiples: Vec<Vec<ExtentMultiple>> = info
+        .params
+        .iter()
+        .map(|p| match &p.kind {
+            ParamKind::Tile { extent_multiples, .. } => extent_multiples.clone(),
+            ParamKind::Scalar { .. } => Vec::new(),
+        })
+        .collect();
+    let row = vec![ExtentMultiple { axis: 1, multiple: 8 }];
+    assert_eq!(multiples, vec![row.clone(), row, Vec::new()]);
+}

@@ -215,8 +215,8 @@ pub fn lower_for_extents(
         .enumerate()
         .filter(|&(_, &a)| a < 16)
         .map(|(i, &a)| {
-            let how = if a < 4 { "synchronous loads" } else { "cp.async" };
-            format!("%{} with {how} of {a} byte(s)", names.get(i).map_or("?", String::as_str))
+            let how = if a < 4 { "synchronous loads".to_string() } else { format!("cp.async of {a} bytes") };
+            format!("%{} with {how}", names.get(i).map_or("?", String::as_str))
         })
         .collect();
     let note = format!(

@@ -42,8 +42,8 @@ pub const ASYNC_COPY_REQUIREMENT_ATTR: &str = "async_copy_requirements";
 /// [`ASYNC_COPY_REQUIREMENT_ATTR`] for tools: `[[argument, axis, multiple], ...]`, each saying that extent
 /// `axis` of the function's argument number `argument` must be a multiple of `multiple` elements (the row
 /// length that keeps every 16-, 8- or 4-byte cp.async source aligned). A launch that breaks one would fault
-/// with a misaligned address; `tilec bundle`, `bench` and `tune` refuse such shapes first.
-pub const ASYNC_COPY_ALIGNMENT_ATTR: &str = "async_copy_alignment";
+/// with a misaligned address; `tilec bundle`, `bench` and `tune` compile a narrower variant for such shapes.
+pub use tilec_ir::ASYNC_COPY_ALIGNMENT_ATTR;
 
 impl Lowering<'_> {
     /// Records that extent `axis` of the global tile `src` (a function argument) must be a multiple of

@@ -15,7 +15,8 @@
 //! than by these copies and by reads in the compute part, and every copy has a `src_elements` operand
 //! (the lowering's bounds-checked form: a chunk outside the global tile reads nothing, whatever its address).
 //! A *synchronous copy* (`global_alignment` below 4 bytes) counts as a copy too: masked `nvgpu.load`s from
-//! global memory and the `nvgpu.store` of what they loaded into the shared tile.
+//! global memory and the `nvgpu.store` of what they loaded into the shared tile. A loop with only such copies
+//! is pipelined only when the stage count is given (option or attribute; see [`pipeline_func`] for why).
 //!
 //! # What it makes (S stages)
 //! - each copied shared tile `R x C` becomes `S*R x C`: stage `s` is rows `s*R .. (s+1)*R` (a swizzle of
@@ -52,6 +53,7 @@ use std::collections::{HashMap, HashSet};
 use tilec_ir::{Attribute, BlockId, Diagnostic, Func, Module, OpId, OpKind, OpSpec, ScalarType, Span, Type, Value};
 
 use crate::analysis::effects::is_pure;
+use crate::lower::GLOBAL_ALIGNMENT_ATTR;
 use crate::options::PassOptions;
 
 /// Stages when neither the pass option nor the function attribute says.
@@ -114,6 +116,7 @@ impl crate::Pass for SoftwarePipeline {
 
     fn run(&self, module: &mut Module, cx: &mut crate::PassContext) -> Result<(), Diagnostic> {
         for func in &mut module.funcs {
+            let explicit = self.stages.is_some() || func.attrs.contains_key(STAGES_ATTR);
             let stages = match self.stages {
                 Some(n) => n,
                 None => match func.attrs.get(STAGES_ATTR).and_then(Attribute::as_int) {
@@ -147,7 +150,7 @@ impl crate::Pass for SoftwarePipeline {
             if stages < 2 {
                 continue;
             }
-            for (span, why) in pipeline_func(func, stages, fragments_ahead) {
+            for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit) {
                 cx.remark(span, format!("software-pipeline: loop left single-stage: {why}"));
             }
         }
@@ -189,13 +192,24 @@ pub fn stages_that_fit(func: &Func, limit: u64) -> u32 {
 }
 
 /// Pipelines every matching loop of a function with `stages` stages; returns why loops with copies did not match.
-pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool) -> Vec<(Span, String)> {
+/// A loop whose copies are *all* synchronous is pipelined only when the stage count is `explicit` (the
+/// pass option or the function attribute): by default it stays single-stage, which measured as fast or
+/// nearly (4097³ f16 on an H100: 1.26 ms single-stage against 1.43–1.81 ms with 3 or 4 stages for the
+/// 128×128 tile; the 256×128 tile gains 4% from 4 stages without fragments ahead and loses 10% with
+/// them), since each synchronous copy waits for its loads right where it is issued. With one operand still
+/// on cp.async the ring pays (4096×4096×4097, A synchronous: 0.93 ms with 4 stages against 1.20 single-stage;
+/// 4096×4097×4096, B synchronous: 0.76 against 0.88).
+pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explicit: bool) -> Vec<(Span, String)> {
     let mut loops = Vec::new();
     func.body.walk(func.entry, &mut |op| loops.push(op));
     loops.retain(|&op| func.body.op(op).kind == OpKind::For);
     let mut skipped = Vec::new();
     for l in loops {
         match analyze(func, l) {
+            Ok(Some(plan)) if plan.all_synchronous && !explicit => skipped.push((
+                func.body.op(l).span,
+                format!("all its copies are synchronous ({GLOBAL_ALIGNMENT_ATTR} below 4 bytes); set {STAGES_ATTR} to pipeline them anyway"),
+            )),
             Ok(Some(plan)) => transform(func, l, &plan, stages, fragments_ahead),
             Ok(None) => {}
             Err(why) => skipped.push((func.body.op(l).span, why)),
@@ -209,6 +223,11 @@ struct LoopPlan {
     body: BlockId,
     /// Ops before the wait (without the leading barrier): pure ops, copies, create_groups.
     pre: Vec<OpId>,
+    /// Whether every copy is synchronous (loads and a store rather than cp.async).
+    all_synchronous: bool,
+    /// The pure ops of `pre` that do not depend on a load (address arithmetic, which the compute part may
+    /// use too): cloned wherever the body's values are needed outside the copies.
+    address: Vec<OpId>,
     /// Ops after the wait's barrier, before the yield.
     post: Vec<OpId>,
     yield_op: OpId,
@@ -263,7 +282,8 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
                 }
             }
             OpKind::Store => {
-                let value_loaded = op.operand("value").and_then(|v| body.defining_op(v)).is_some_and(|d| pre.contains(&d) && body.op(d).kind == OpKind::Load);
+                // What it stores was loaded (and gathered into a vector by pure ops) before the wait.
+                let value_loaded = op.operand("value").and_then(|v| body.defining_op(v)).is_some_and(|d| pre.contains(&d));
                 if op.operand("mask").is_some() || !value_loaded {
                     return Err("a store before the wait is not the second half of a synchronous copy".into());
                 }
@@ -308,7 +328,19 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
             }
         }
     }
-    Ok(Some(LoopPlan { body: block, pre, post, yield_op, tiles }))
+    // Pure ops fed by a synchronous copy's loads (gathering them into a vector) belong to the copy.
+    let mut loaded: HashSet<Value> = HashSet::new();
+    let mut address = Vec::new();
+    for &o in &pre {
+        let op = body.op(o);
+        if op.kind == OpKind::Load || op.operands.iter().any(|v| loaded.contains(v)) {
+            loaded.extend(op.results.iter().copied());
+        } else if is_pure(op.kind) {
+            address.push(o);
+        }
+    }
+    let all_synchronous = !pre.iter().any(|&o| body.op(o).kind == OpKind::DeviceAsyncCopy);
+    Ok(Some(LoopPlan { body: block, pre, all_synchronous, address, post, yield_op, tiles }))
 }
 
 /// The shared tile a copy of the loop body `block` writes, with its rows: a static rank-2 `tile.alloc_shared`
@@ -623,10 +655,8 @@ impl Ring<'_> {
         at.emit(func, OpSpec::new(OpKind::Barrier));
         // The body's own address arithmetic for this iteration (the compute part may use some of it).
         map.insert(self.iv, k);
-        for &o in &self.plan.pre {
-            if is_pure(func.body.op(o).kind) {
-                at.clone_op(func, o, &mut map);
-            }
+        for &o in &self.plan.address {
+            at.clone_op(func, o, &mut map);
         }
         let ahead = at.add_steps(func, k, self.stages - 1, self.step);
         let mut pf_map = map.clone();
@@ -645,10 +675,8 @@ impl Ring<'_> {
     fn load_ahead(&self, func: &mut Func, at: &Emitter, fp: &FragPlan, k: Value, stage: usize) -> Vec<Value> {
         let mut map: HashMap<Value, Value> = HashMap::new();
         map.insert(self.iv, k);
-        for &o in &self.plan.pre {
-            if is_pure(func.body.op(o).kind) {
-                at.clone_op(func, o, &mut map);
-            }
+        for &o in &self.plan.address {
+            at.clone_op(func, o, &mut map);
         }
         for (&tile, allocs) in &self.allocs {
             map.insert(tile, allocs[stage]);
@@ -682,10 +710,8 @@ impl Ring<'_> {
             map.insert(a, c);
         }
         map.insert(self.iv, k);
-        for &o in &self.plan.pre {
-            if is_pure(func.body.op(o).kind) {
-                at.clone_op(func, o, &mut map);
-            }
+        for &o in &self.plan.address {
+            at.clone_op(func, o, &mut map);
         }
         let ahead = at.add_steps(func, k, self.stages - 1, self.step);
         let mut pf_map = map.clone();
