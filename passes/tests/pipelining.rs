@@ -20,6 +20,13 @@ fn load_with_attrs(name: &str, attrs: &str) -> Module {
     tilec_ir::parse_module(&text.replacen("attributes {", &format!("attributes {{{attrs}, "), 1)).unwrap()
 }
 
+/// An example with one piece of its text replaced.
+fn load_edited(name: &str, from: &str, to: &str) -> Module {
+    let text = std::fs::read_to_string(format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    assert!(text.contains(from), "{name} has no '{from}'");
+    tilec_ir::parse_module(&text.replacen(from, to, 1)).unwrap()
+}
+
 fn pipelined(name: &str, stages: u32) -> Module {
     pipelined_with(name, &format!("stages={stages}"))
 }
@@ -116,6 +123,24 @@ fn synchronous_copies_match_in_the_ring() {
         }
     }
     check_module("gemm_s8.tir", load_with_attrs("gemm_s8.tir", "global_alignment = 1"), &ArgShapes::gemm(67, 45, 37), 3, 10);
+}
+
+/// Copies between tiles stored in different orders transpose through registers (4x4 int8 or 2x2 f16 blocks):
+/// a row-major int8 B into a K-contiguous shared B (read with ldmatrix), a column-major f16 A into a
+/// row-major shared A; aligned and odd shapes (element-wise loads), in the ring.
+#[test]
+fn transposing_copies_match_in_the_ring() {
+    let s8 = || load_edited("gemm_s8_128.tir", "tile<64x128xi8, shared>", "tile<64x128xi8, shared, #col_major>");
+    for (m, n, k) in [(200, 80, 48), (128, 128, 192)] {
+        check_module("gemm_s8_128.tir, B transposed", s8(), &ArgShapes::gemm(m, n, k), 3, 11);
+    }
+    let s8_odd = load_edited("gemm_s8_128.tir", "tile<64x128xi8, shared>", "tile<64x128xi8, shared, #col_major>");
+    let text = tilec_ir::print_module(&s8_odd).replacen("attributes {", "attributes {global_alignment = 1, ", 1);
+    check_module("gemm_s8_128.tir, B transposed, odd", tilec_ir::parse_module(&text).unwrap(), &ArgShapes::gemm(67, 45, 37), 2, 12);
+    let f16 = load_edited("gemm_a_col.tir", "tile<128x32xf16, shared, #col_major>", "tile<128x32xf16, shared>");
+    for (m, n, k) in [(200, 72, 40), (64, 136, 160)] {
+        check_module("gemm_a_col.tir, A transposed", f16.clone(), &ArgShapes::gemm(m, n, k), 4, 13);
+    }
 }
 
 /// The default stage count leaves a loop whose copies are all synchronous single-stage (measured no

@@ -7,9 +7,8 @@
 //! `#col_major` one. Both are lowered alike on the *storage view*: a row-major `rows x cols` tile is `rows`
 //! lines of `cols` elements, a column-major one `cols` lines of `rows` elements. Chunk
 //! `c = tid + i * threads` of the shared tile is line `c / chunks_per_line`, elements
-//! `(c % chunks_per_line) * chunk ..` of it, from the global tile at the window offset. Only matching storage
-//! orders are lowered: a column-major global tile into a row-major shared tile (or the other way round) would
-//! have to transpose on the way, and the diagnostic says which tile to declare otherwise.
+//! `(c % chunks_per_line) * chunk ..` of it, from the global tile at the window offset. A copy between tiles
+//! stored in different orders transposes on the way, which cp.async cannot: [`super::copy_g2s_transpose`].
 //!
 //! # Chunks and accesses
 //! A chunk is the widest of 16, 8 and 4 bytes that divides the lines and shares the tile evenly among the
@@ -74,14 +73,18 @@ struct ChunkPlan {
 }
 
 /// The global and shared tile of a copy and how their storage runs.
-struct CopyTiles {
-    src: Value,
-    dst: Value,
-    global: TileType,
+pub(super) struct CopyTiles {
+    pub src: Value,
+    pub dst: Value,
+    pub global: TileType,
     /// Shared tile extents (rows, cols).
-    rows: u64,
-    cols: u64,
-    col_major: bool,
+    pub rows: u64,
+    pub cols: u64,
+    /// The shared tile is stored column by column.
+    pub col_major: bool,
+    /// The global tile is; when it differs from `col_major`, the copy transposes
+    /// ([`super::copy_g2s_transpose`]).
+    pub global_col_major: bool,
 }
 
 impl CopyTiles {
@@ -104,7 +107,7 @@ impl CopyTiles {
 impl<'f> Lowering<'f> {
     /// The alignment in bytes the copies from global tile `src` may assume ([`GLOBAL_ALIGNMENT_ATTR`]): one
     /// number for every global tile, or an array with one per function argument.
-    fn global_alignment(&self, src: Value) -> Result<u64, Diagnostic> {
+    pub(super) fn global_alignment(&self, src: Value) -> Result<u64, Diagnostic> {
         let check = |a: &Attribute| match a {
             Attribute::Int(n) if [1, 2, 4, 8, 16].contains(n) => Some(*n as u64),
             _ => None,
@@ -155,18 +158,7 @@ impl<'f> Lowering<'f> {
         if !shared_ok(&st.layout) {
             return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a row- or column-major (possibly swizzled) shared tile"));
         }
-        match (is_col_major(gt), is_col_major(st)) {
-            (true, false) => {
-                return Err(Diagnostic::error(span, format!("'tile.copy_g2s' from the column-major '{gt}' into the row-major '{st}' would transpose; cp.async copies cannot"))
-                    .with_note("declare the shared tile column-major too: 'tile.alloc_shared : tile<...xT, shared, #col_major>'; its copy to registers reads it with ldmatrix(.trans)"));
-            }
-            (false, true) => {
-                return Err(Diagnostic::error(span, format!("'tile.copy_g2s' from the row-major '{gt}' into the column-major '{st}' would transpose; cp.async copies cannot"))
-                    .with_note("declare the shared tile row-major (no layout), or the global tile '#col_major'"));
-            }
-            _ => {}
-        }
-        Ok(CopyTiles { src, dst, global: gt.clone(), rows, cols, col_major: is_col_major(st) })
+        Ok(CopyTiles { src, dst, global: gt.clone(), rows, cols, col_major: is_col_major(st), global_col_major: is_col_major(gt) })
     }
 
     /// The widest chunk (16, 8 or 4 bytes, else narrower) that divides the lines and shares the tile evenly
@@ -208,7 +200,22 @@ impl<'f> Lowering<'f> {
 
     pub(super) fn lower_copy_g2s(&mut self, id: OpId, first_of_run: bool, last_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
         let tiles = self.copy_tiles(id)?;
-        let plan = self.chunk_plan(id, &tiles)?;
+        if tiles.col_major != tiles.global_col_major {
+            self.lower_copy_g2s_transposed(id, &tiles, first_of_run, in_loop)?;
+        } else {
+            self.lower_copy_g2s_in_order(id, &tiles, first_of_run, in_loop)?;
+        }
+        self.emit(OpSpec::new(OpKind::DeviceAsyncCreateGroup));
+        if last_of_run {
+            self.emit(OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(0)));
+            self.emit(OpSpec::new(OpKind::Barrier));
+        }
+        Ok(())
+    }
+
+    /// A copy between tiles stored in the same order: cp.async, or synchronous loads and stores.
+    fn lower_copy_g2s_in_order(&mut self, id: OpId, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
+        let plan = self.chunk_plan(id, tiles)?;
         let op = self.func.body.op(id).clone();
         let span = op.span;
         let idx = op.group("src_indices").to_vec();
@@ -338,11 +345,6 @@ impl<'f> Lowering<'f> {
                 let value = if chunk == 1 { self.extract(gathered, vec![0]) } else { gathered };
                 self.emit(OpSpec::new(OpKind::Store).group("value", &[value]).group("dst", &[tiles.dst]).group("indices", &first.0));
             }
-        }
-        self.emit(OpSpec::new(OpKind::DeviceAsyncCreateGroup));
-        if last_of_run {
-            self.emit(OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(0)));
-            self.emit(OpSpec::new(OpKind::Barrier));
         }
         Ok(())
     }

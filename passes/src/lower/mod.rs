@@ -8,7 +8,8 @@
 //! `i * inner + j`: the shapes MLIR's `nvgpu.mma.sync` takes.
 //!
 //! One function per op kind, in its own file: [`copy_g2s`] (`tile.copy_g2s` → `device_async_copy`, or
-//! synchronous masked loads and stores under `global_alignment` < 4; row- or column-major),
+//! synchronous masked loads and stores under `global_alignment` < 4; row- or column-major;
+//! [`copy_g2s_transpose`] between tiles stored in different orders),
 //! [`copy_s2r`] (`tile.copy_s2r` → a [`CopyPlan`] executed as `ldmatrix` or loads), [`mma`]
 //! (`tile.mma` → `mma.sync`), [`copy_r2g`] (`tile.copy_r2g` → predicated stores), [`elementwise`]
 //! (`fill`, `splat`, binary ops, `select`, `cast` on fragments), [`control`] (`tile.for` with expanded
@@ -16,11 +17,12 @@
 //!
 //! Not supported (a diagnostic at the op): `tile.copy_r2s`, windowed `tile.copy_s2r` at a non-zero
 //! offset, register tiles whose layouts differ across an elementwise op, casts that change the fragment
-//! shape (8-bit ↔ wider), `tile.copy_g2s` between a row-major and a column-major tile (it would transpose).
+//! shape (8-bit ↔ wider), a transposing `tile.copy_g2s` of elements wider than 16 bits.
 
 pub mod copy_plan;
 mod control;
 mod copy_g2s;
+mod copy_g2s_transpose;
 mod copy_r2g;
 mod copy_s2r;
 mod elementwise;
