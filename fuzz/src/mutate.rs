@@ -28,6 +28,7 @@ pub const KEYWORD_SOUP: &[&str] = &[
     "tile.func", "iter_args", "attributes", "to", "step", "->", "{", "}", "(", ")", "[", "]", "<", ">", ",", ":", "=",
     "%c0", "%x", "@f", "index", "reg", "shared", "global", "tile<16x16xf16, reg>", "tile<?x?xf32, global>",
     "vector<4x2xf16>", "#swizzle<3, 4, 3>", "#mma.m16n8k16.f16.a", "{num_warps = 4}", "{grid = [2, 2, 1]}",
+    "{global_alignment = 2}", "{global_alignment = [1, 16, 4]}", "{pipeline_stages = 3}", "#col_major", "if",
     "\"str\"", "true", "false", "x", "y", "z", "lt", "eq", "// expected-error {{x}}", "// expected-error @+1 {{",
     "\n", "?", "#", "%", "@", "\"",
 ];
