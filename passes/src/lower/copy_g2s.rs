@@ -239,22 +239,11 @@ impl<'f> Lowering<'f> {
             .with_note(format!("or set {GLOBAL_ALIGNMENT_ATTR} = {} on the kernel for narrower copies", (divisor * bits / 8).clamp(1, 16))));
         }
 
-        // Statically inside a static global tile: no bounds checks.
-        let consts: Vec<Option<i64>> = idx.iter().map(|&v| self.func.body.constant_int(v)).collect();
-        let inside = match (tiles.global.shape.as_slice(), consts.as_slice()) {
-            ([Dim::Static(gr), Dim::Static(gc)], [Some(i), Some(j)]) => *i >= 0 && *j >= 0 && *i as u64 + tiles.rows <= *gr && *j as u64 + tiles.cols <= *gc,
-            _ => false,
-        };
-        if access > 1 && !inside && !matches!(tiles.global.shape[axis], Dim::Static(n) if n % access == 0) {
-            let name = self.func.body.value(tiles.src).name.clone().map_or_else(|| "a global tile".to_string(), |n| format!("%{n}"));
-            self.require_multiple(tiles.src, axis as i64, access);
-            let lines = if tiles.col_major { format!("columns of {name} (column-major)") } else { format!("rows of {name}") };
-            self.requirements.insert(format!("{lines} must be a multiple of {access} {} elements ({access_bytes} bytes) for {copy_word}", tiles.global.elem));
+        let inside = self.window_inside(tiles, &idx);
+        if !inside {
+            self.require_line_multiple(tiles, axis, access, &format!("{access_bytes} bytes) for {copy_word}"));
         }
-
-        if first_of_run && (in_loop || self.read_shared.contains(&tiles.dst)) {
-            self.emit(OpSpec::new(OpKind::Barrier));
-        }
+        self.war_barrier(tiles, first_of_run, in_loop);
         let tid = self.special(OpKind::ThreadId);
         // The bounds each access is checked against. Row-major: what is left of the global tile past the
         // window's offset, `row < rows_left && col < cols_left`: the in-tile `row` is loop-invariant and
@@ -347,6 +336,37 @@ impl<'f> Lowering<'f> {
             }
         }
         Ok(())
+    }
+}
+
+impl Lowering<'_> {
+    /// Whether the copy's window lies statically inside a static global tile (no bounds checks needed).
+    pub(super) fn window_inside(&self, tiles: &CopyTiles, idx: &[Value]) -> bool {
+        let consts: Vec<Option<i64>> = idx.iter().map(|&v| self.func.body.constant_int(v)).collect();
+        match (tiles.global.shape.as_slice(), consts.as_slice()) {
+            ([Dim::Static(gr), Dim::Static(gc)], [Some(i), Some(j)]) => *i >= 0 && *j >= 0 && *i as u64 + tiles.rows <= *gr && *j as u64 + tiles.cols <= *gc,
+            _ => false,
+        }
+    }
+
+    /// Records that the global tile's extent `axis` (its line length) must be a multiple of `access`
+    /// elements, unless it is a static one that is; `why` ends the requirement's text ("16 bytes) for cp.async").
+    pub(super) fn require_line_multiple(&mut self, tiles: &CopyTiles, axis: usize, access: u64, why: &str) {
+        if access <= 1 || matches!(tiles.global.shape[axis], Dim::Static(n) if n % access == 0) {
+            return;
+        }
+        let name = self.func.body.value(tiles.src).name.clone().map_or_else(|| "a global tile".to_string(), |n| format!("%{n}"));
+        self.require_multiple(tiles.src, axis as i64, access);
+        let lines = if tiles.global_col_major { format!("columns of {name} (column-major)") } else { format!("rows of {name}") };
+        self.requirements.insert(format!("{lines} must be a multiple of {access} {} elements ({why}", tiles.global.elem));
+    }
+
+    /// Before the first of consecutive copies: a barrier when the shared tile may still be read by other
+    /// warps (inside a loop, or after a `tile.copy_s2r` of it), the write-after-read hazard.
+    pub(super) fn war_barrier(&mut self, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) {
+        if first_of_run && (in_loop || self.read_shared.contains(&tiles.dst)) {
+            self.emit(OpSpec::new(OpKind::Barrier));
+        }
     }
 }
 

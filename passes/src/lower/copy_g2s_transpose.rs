@@ -16,7 +16,7 @@
 //! recorded in `async_copy_alignment`, and the window offset along the lines provably one). With
 //! `global_alignment` below 4 bytes, the `T` elements of a line are loaded one by one, each masked.
 
-use tilec_ir::{Diagnostic, Dim, OpId, OpKind, OpSpec, Type, VectorType};
+use tilec_ir::{Diagnostic, OpId, OpKind, OpSpec, Type, VectorType};
 
 use super::copy_g2s::{known_divisor, CopyTiles};
 use super::Lowering;
@@ -63,21 +63,11 @@ impl<'f> Lowering<'f> {
             )
             .with_note("or set global_alignment = 2 on the kernel for element-wise loads"));
         }
-        let consts: Vec<Option<i64>> = idx.iter().map(|&v| self.func.body.constant_int(v)).collect();
-        let inside = match (tiles.global.shape.as_slice(), consts.as_slice()) {
-            ([Dim::Static(gr), Dim::Static(gc)], [Some(i), Some(j)]) => *i >= 0 && *j >= 0 && *i as u64 + tiles.rows <= *gr && *j as u64 + tiles.cols <= *gc,
-            _ => false,
-        };
-        if access > 1 && !inside && !matches!(tiles.global.shape[ga_axis], Dim::Static(n) if n % access == 0) {
-            let name = self.func.body.value(tiles.src).name.clone().map_or_else(|| "a global tile".to_string(), |n| format!("%{n}"));
-            self.require_multiple(tiles.src, ga_axis as i64, access);
-            let lines_word = if tiles.global_col_major { format!("columns of {name} (column-major)") } else { format!("rows of {name}") };
-            self.requirements.insert(format!("{lines_word} must be a multiple of {access} {elem} elements (4 bytes) for the transposing copy"));
+        let inside = self.window_inside(tiles, &idx);
+        if !inside {
+            self.require_line_multiple(tiles, ga_axis, access, "4 bytes) for the transposing copy");
         }
-
-        if first_of_run && (in_loop || self.read_shared.contains(&tiles.dst)) {
-            self.emit(OpSpec::new(OpKind::Barrier));
-        }
+        self.war_barrier(tiles, first_of_run, in_loop);
         let tid = self.special(OpKind::ThreadId);
         // What is left of the global tile past the window's offset, per axis.
         let left = if inside {
