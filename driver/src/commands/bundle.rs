@@ -167,11 +167,12 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     ))
 }
 
-/// Refuses a launch whose tensor extents break the lowered kernel's cp.async alignment requirements (the
+/// Refuses a launch whose tensor extents break the lowered kernel's alignment requirements (the
 /// `async_copy_alignment` attribute: argument, axis, multiple), which would fault on the GPU with a misaligned
-/// address. `extents[i]`: the logical shape of argument `i` when it is a tensor. ([`lower_for_extents`] picks
-/// a variant that does not break them.)
-pub fn check_alignment(lowered: &tilec_ir::Func, extents: &[Option<Vec<u64>>]) -> Result<(), DriverError> {
+/// address. `extents[i]`: the logical shape of argument `i` when it is a tensor. [`lower_for_extents`] picks a
+/// variant that does not break them and checks it here, so this error would mean a lowering that does not
+/// keep to the `global_alignment` it was given.
+fn check_alignment(lowered: &tilec_ir::Func, extents: &[Option<Vec<u64>>]) -> Result<(), DriverError> {
     let names = arg_names(lowered);
     for (arg, axis, multiple) in alignment_requirements(lowered) {
         let Some(Some(shape)) = extents.get(arg) else { continue };
