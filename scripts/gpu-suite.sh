@@ -64,7 +64,7 @@ BENCH=(
   # Any size (rows not 16-byte aligned: tilec bench compiles the variant the shape allows, global_alignment):
   # K = 4100 (A's rows 8-byte aligned: 8-byte cp.async), K = 4098 (4-byte), N = 4100 (B), odd K (A copied
   # synchronously, B by cp.async), odd N (the other way round), odd sizes (both synchronous), and the same
-  # for bf16 and int8 (single-byte loads; cuBLAS refuses int8 with K not a multiple of 4: unchecked there).
+  # for bf16 and int8 (single-byte loads; cuBLAS gets zero-padded copies: its int8 needs multiples of 4).
   examples/gemm_256x128.tir:4096,4096,4100
   examples/gemm_256x128.tir:4096,4096,4098
   examples/gemm_256x128.tir:4096,4100,4096

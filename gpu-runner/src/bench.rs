@@ -13,6 +13,7 @@ pub mod cublas;
 pub mod data;
 pub mod spec;
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -202,7 +203,8 @@ fn time(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, warmup: u32, repeat: u
     Ok(Timing { median_ms: median, min_ms: times[0], launches: times.len() as u32 })
 }
 
-/// Runs one bench bundle: our kernel and cuBLAS on the same inputs, checked, then timed.
+/// Runs one bench bundle: our kernel and cuBLAS on the same inputs, checked, then timed (cuBLAS's int8 on
+/// zero-padded copies when M, N or K is not a multiple of 4, which it needs).
 pub fn run(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cublas, bundle: &BenchBundle, ptx: String) -> Result<BenchOutcome, RunError> {
     let g = &bundle.gemm;
     g.validate().map_err(RunError::Bundle)?;
@@ -264,20 +266,40 @@ pub fn run(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cublas, bu
     let ours: Vec<u8> = stream.clone_dtoh(&dev_c).map_err(|e| fail(format!("download failed: {e:?}")))?;
 
     let (alpha, beta) = (g.alpha.unwrap_or(1.0), g.beta.unwrap_or(0.0));
-    let plan = cublas::plan(g);
+    // cuBLAS's int8 GEMM needs extents that are multiples of 4: it gets zero-padded copies then (zeros add
+    // nothing to the sums), and its C is cropped back; the padded GEMM is what is timed.
+    let padded = g.integer() && [g.m, g.n, g.k].iter().any(|x| x % 4 != 0);
+    let (cg, ca, cb, cc0) = if padded {
+        let up = |x: u64| x.div_ceil(4) * 4;
+        let pg = GemmSpec { m: up(g.m), n: up(g.n), k: up(g.k), ..g.clone() };
+        let pad = |role: Role, bytes: &[u8]| {
+            let (r, c) = g.shape(role);
+            let (pr, pc) = pg.shape(role);
+            let op = g.operand(role);
+            data::pad(bytes, (r as usize, c as usize), (pr as usize, pc as usize), op.elem.bytes(), op.layout)
+        };
+        (pg.clone(), Cow::Owned(pad(Role::A, &host_a)), Cow::Owned(pad(Role::B, &host_b)), Cow::Owned(pad(Role::C, &host_c0)))
+    } else {
+        (g.clone(), Cow::Borrowed(host_a.as_slice()), Cow::Borrowed(host_b.as_slice()), Cow::Borrowed(host_c0.as_slice()))
+    };
+    let plan = cublas::plan(&cg);
     let mut cublas_note = plan.as_ref().err().map(|why| format!("cuBLAS not run: {why}"));
     let mut reference = None;
     let mut cublas_timing = None;
     if let Ok(plan) = &plan {
-        cublas_note = plan.note.clone();
-        // The operands cuBLAS reads: the kernel's buffers, or transposed copies (int8's TN form).
+        cublas_note = match (&plan.note, padded) {
+            (Some(n), true) => Some(format!("{n}; M, N, K padded with zeros to {}x{}x{} for cuBLAS's int8", cg.m, cg.n, cg.k)),
+            (None, true) => Some(format!("M, N, K padded with zeros to {}x{}x{} for cuBLAS's int8", cg.m, cg.n, cg.k)),
+            (note, false) => note.clone(),
+        };
+        // The operands cuBLAS reads: the kernel's buffers, or copies (int8's TN form, padded extents).
         let operand = |o: &cublas::PlanOperand| -> Result<Option<CudaSlice<u8>>, RunError> {
+            let bytes = if o.role == Role::A { &ca } else { &cb };
             if !o.transposed_copy {
-                return Ok(None);
+                return if padded { upload(bytes).map(Some) } else { Ok(None) };
             }
-            let (rows, cols) = g.shape(o.role);
-            let op = g.operand(o.role);
-            let bytes = if o.role == Role::A { &host_a } else { &host_b };
+            let (rows, cols) = cg.shape(o.role);
+            let op = cg.operand(o.role);
             let (r, c) = match op.layout {
                 MatrixLayout::RowMajor => (rows as usize, cols as usize),
                 MatrixLayout::ColMajor => (cols as usize, rows as usize),
@@ -294,14 +316,20 @@ pub fn run(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cublas, bu
             }
         };
         let (first, second) = (ptr(plan.first.role, &first_copy), ptr(plan.second.role, &second_copy));
-        let dev_ref = upload(&host_c0)?;
+        let dev_ref = upload(&cc0)?;
         let c_ptr = dev_ref.device_ptr(stream).0;
         // SAFETY: live allocations of this context holding the matrices the plan names, with the plan's sizes.
         let call = || unsafe { cublas.gemm(plan, first, second, c_ptr, alpha, beta) };
         match call() {
             Ok(()) => {
                 stream.synchronize().map_err(|e| fail(format!("cuBLAS failed: {e:?}")))?;
-                reference = Some(stream.clone_dtoh(&dev_ref).map_err(|e| fail(format!("download failed: {e:?}")))?);
+                let c: Vec<u8> = stream.clone_dtoh(&dev_ref).map_err(|e| fail(format!("download failed: {e:?}")))?;
+                reference = Some(if padded {
+                    let (pr, pc) = cg.shape(Role::C);
+                    data::crop(&c, (pr as usize, pc as usize), (g.m as usize, g.n as usize), g.c.elem.bytes(), g.c.layout)
+                } else {
+                    c
+                });
                 cublas_timing = Some(time(ctx, stream, bundle.warmup, bundle.repeat, || {
                     call().map_err(|e| fail(format!("cuBLAS failed: {e}")))
                 })?);

@@ -1,7 +1,7 @@
 //! Host-side matrix data for the bench: seeded pseudo-random contents, reading elements back as numbers, and
 //! transposing a copy (for cuBLAS's int8 layout). Little-endian device bytes throughout, no dependency.
 
-use crate::bench::spec::Elem;
+use crate::bench::spec::{Elem, MatrixLayout};
 
 /// The state the plain bundles' `random` buffers start from ([`crate::RandomFill`]); kept so that their
 /// contents stay what they were.
@@ -72,6 +72,42 @@ pub fn transpose(bytes: &[u8], rows: usize, cols: usize, elem_bytes: usize) -> V
     out
 }
 
+/// A matrix of `rows x cols` elements of `elem_bytes` bytes stored in `layout`, copied into a zeroed
+/// `new_rows x new_cols` one in the same layout (`new_*` at least the old extents): for cuBLAS's int8, whose
+/// extents must be multiples of 4 (zeros add nothing to a product).
+pub fn pad(bytes: &[u8], (rows, cols): (usize, usize), (new_rows, new_cols): (usize, usize), elem_bytes: usize, layout: MatrixLayout) -> Vec<u8> {
+    let ((lines, len), (_, new_len)) = storage(layout, (rows, cols), (new_rows, new_cols));
+    let mut out = vec![0u8; new_rows * new_cols * elem_bytes];
+    for line in 0..lines {
+        let (from, to) = (line * len * elem_bytes, line * new_len * elem_bytes);
+        if let (Some(src), Some(dst)) = (bytes.get(from..from + len * elem_bytes), out.get_mut(to..to + len * elem_bytes)) {
+            dst.copy_from_slice(src);
+        }
+    }
+    out
+}
+
+/// The `rows x cols` top-left corner of a padded `padded_rows x padded_cols` matrix: [`pad`]'s inverse.
+pub fn crop(bytes: &[u8], (padded_rows, padded_cols): (usize, usize), (rows, cols): (usize, usize), elem_bytes: usize, layout: MatrixLayout) -> Vec<u8> {
+    let ((lines, len), (_, padded_len)) = storage(layout, (rows, cols), (padded_rows, padded_cols));
+    let mut out = vec![0u8; rows * cols * elem_bytes];
+    for line in 0..lines {
+        let (from, to) = (line * padded_len * elem_bytes, line * len * elem_bytes);
+        if let (Some(src), Some(dst)) = (bytes.get(from..from + len * elem_bytes), out.get_mut(to..to + len * elem_bytes)) {
+            dst.copy_from_slice(src);
+        }
+    }
+    out
+}
+
+/// (lines, elements per line) of a matrix and of its padded form, as stored.
+fn storage(layout: MatrixLayout, (rows, cols): (usize, usize), (prows, pcols): (usize, usize)) -> ((usize, usize), (usize, usize)) {
+    match layout {
+        MatrixLayout::RowMajor => ((rows, cols), (prows, pcols)),
+        MatrixLayout::ColMajor => ((cols, rows), (pcols, prows)),
+    }
+}
+
 /// The distance between `x` and the next representable number of `elem` away from zero (for `|x|`'s binade):
 /// one unit in the last place. Integers: 1.
 pub fn ulp(elem: Elem, x: f64) -> f64 {
@@ -120,6 +156,25 @@ pub fn f16_bits_to_f32(h: u16) -> f32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn padding_keeps_the_matrix_and_cropping_undoes_it() {
+        use super::{crop, pad};
+        use crate::bench::spec::MatrixLayout::{ColMajor, RowMajor};
+        // 2x3, one byte per element, row-major 1 2 3 / 4 5 6.
+        let m = [1u8, 2, 3, 4, 5, 6];
+        let p = pad(&m, (2, 3), (4, 4), 1, RowMajor);
+        assert_eq!(p, [1, 2, 3, 0, 4, 5, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(crop(&p, (4, 4), (2, 3), 1, RowMajor), m);
+        // The same matrix column-major (1 4 / 2 5 / 3 6 in memory): columns of 2 become columns of 4.
+        let c = [1u8, 4, 2, 5, 3, 6];
+        let p = pad(&c, (2, 3), (4, 4), 1, ColMajor);
+        assert_eq!(p, [1, 4, 0, 0, 2, 5, 0, 0, 3, 6, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(crop(&p, (4, 4), (2, 3), 1, ColMajor), c);
+        // Two-byte elements move whole.
+        let w = [1u8, 0, 2, 0];
+        assert_eq!(pad(&w, (1, 2), (2, 2), 2, RowMajor), [1, 0, 2, 0, 0, 0, 0, 0]);
+    }
+
     use super::*;
 
     #[test]
