@@ -5,6 +5,9 @@
 //! f32 and the interpreter's per-step rounding and the simulator's single rounding agree bit for bit;
 //! [`random_floats_within_bound`] also checks uniform [-1, 1) inputs against the f32 accumulation bound.
 
+mod common;
+
+use common::small_integers;
 use tilec_ir::data::TensorData;
 use tilec_ir::interp::{self, ArgShapes, ArgValue};
 use tilec_ir::sim::{self, SimArg};
@@ -24,19 +27,6 @@ fn lowered(name: &str) -> tilec_ir::Module {
     m
 }
 
-fn small_integers(t: &mut TensorData, seed: u64) {
-    if t.elem.is_float() {
-        for (i, v) in t.values.iter_mut().enumerate() {
-            let mut x = (i as u64) ^ (seed << 40);
-            x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            x ^= x >> 29;
-            x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            x ^= x >> 32;
-            *v = (x % 7) as f64 - 3.0;
-        }
-    }
-}
-
 /// Runs `name` in the interpreter and, lowered, in the simulator; returns the final tensors of both.
 fn run_both(name: &str, shapes: &ArgShapes, seed: u64, integers: bool) -> (Vec<TensorData>, Vec<TensorData>) {
     let original = load(name);
@@ -50,13 +40,7 @@ fn run_both(name: &str, shapes: &ArgShapes, seed: u64, integers: bool) -> (Vec<T
         }
     }
     let launch = interp::default_launch(func, &args).unwrap();
-    let mut sim_args: Vec<SimArg> = args
-        .iter()
-        .map(|a| match a {
-            ArgValue::Tensor(t) => SimArg::Tile(t.clone()),
-            ArgValue::Scalar(_, v) => SimArg::Scalar(*v),
-        })
-        .collect();
+    let mut sim_args: Vec<SimArg> = args.iter().map(SimArg::from).collect();
     interp::run(func, &mut args, &launch).unwrap();
     let low = lowered(name);
     let sim_launch = sim::Launch { grid: launch.grid };

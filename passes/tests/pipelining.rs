@@ -3,6 +3,9 @@
 //! `AsyncHazard`), for 2, 3 and 4 stages and for trip counts below, at and above the stage count
 //! (remainder iterations, zero-filled prefetches past the end); and the loop has the expected shape.
 
+mod common;
+
+use common::small_integers;
 use tilec_ir::data::TensorData;
 use tilec_ir::interp::{self, ArgShapes, ArgValue};
 use tilec_ir::sim::{self, SimArg};
@@ -43,19 +46,6 @@ fn pipeline_module(name: &str, mut m: Module, options: &str) -> Module {
     m
 }
 
-fn small_integers(t: &mut TensorData, seed: u64) {
-    if t.elem.is_float() {
-        for (i, v) in t.values.iter_mut().enumerate() {
-            let mut x = (i as u64) ^ (seed << 40);
-            x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            x ^= x >> 29;
-            x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            x ^= x >> 32;
-            *v = (x % 7) as f64 - 3.0;
-        }
-    }
-}
-
 /// Interpreter on the original, simulator on the pipelined kernel: every tensor bit for bit (small
 /// integer inputs make every f32 sum exact).
 fn check(name: &str, shapes: &ArgShapes, stages: u32, seed: u64) {
@@ -71,13 +61,7 @@ fn check_module(name: &str, original: Module, shapes: &ArgShapes, stages: u32, s
         }
     }
     let launch = interp::default_launch(func, &args).unwrap();
-    let mut sim_args: Vec<SimArg> = args
-        .iter()
-        .map(|a| match a {
-            ArgValue::Tensor(t) => SimArg::Tile(t.clone()),
-            ArgValue::Scalar(_, v) => SimArg::Scalar(*v),
-        })
-        .collect();
+    let mut sim_args: Vec<SimArg> = args.iter().map(SimArg::from).collect();
     interp::run(func, &mut args, &launch).unwrap();
     let low = pipeline_module(name, original.clone(), &format!("stages={stages}"));
     let options = sim::SimOptions { fuel: 1 << 34, ..Default::default() };

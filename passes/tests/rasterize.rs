@@ -4,7 +4,7 @@
 //! written. A remapping that was not a permutation of the grid would leave some tile of Out at zero or
 //! write another twice, and the comparison would fail.
 
-use tilec_ir::interp::{self, ArgShapes, ArgValue};
+use tilec_ir::interp::{self, ArgShapes};
 use tilec_ir::sim::{self, SimArg};
 use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry, Target};
 
@@ -39,13 +39,7 @@ fn run_both(text: &str, rows: usize, cols: usize) -> (Vec<f64>, Vec<f64>, [u32; 
     let shapes = ArgShapes::new().with("In", &[rows, cols]).with("Out", &[rows, cols]);
     let mut args = interp::default_args(func, &shapes, 7).unwrap();
     let launch = interp::default_launch(func, &args).unwrap();
-    let mut sim_args: Vec<SimArg> = args
-        .iter()
-        .map(|a| match a {
-            ArgValue::Tensor(t) => SimArg::Tile(t.clone()),
-            ArgValue::Scalar(_, v) => SimArg::Scalar(*v),
-        })
-        .collect();
+    let mut sim_args: Vec<SimArg> = args.iter().map(SimArg::from).collect();
     interp::run(func, &mut args, &launch).unwrap();
     let low = lower(text);
     sim::simulate(&low.funcs[0], &mut sim_args, &sim::Launch { grid: launch.grid }).unwrap();

@@ -73,13 +73,7 @@ fn check(name: &str, shapes: &ArgShapes, target: Target, seed: u64, integers: bo
         }
     }
     let launch = interp::default_launch(func, &args).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let mut sim_args: Vec<SimArg> = args
-        .iter()
-        .map(|a| match a {
-            ArgValue::Tensor(t) => SimArg::Tile(t.clone()),
-            ArgValue::Scalar(_, v) => SimArg::Scalar(*v),
-        })
-        .collect();
+    let mut sim_args: Vec<SimArg> = args.iter().map(SimArg::from).collect();
     interp::run(func, &mut args, &launch).unwrap_or_else(|e| panic!("{name} in the interpreter: {e}"));
     let low = lowered(name, target);
     let options = sim::SimOptions { fuel: 1 << 34, ..Default::default() };

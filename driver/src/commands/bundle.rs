@@ -301,13 +301,7 @@ pub fn tensor_extents(values: &[ArgValue]) -> Vec<Option<Vec<u64>>> {
 }
 
 pub fn to_sim_args(values: &[ArgValue]) -> Vec<SimArg> {
-    values
-        .iter()
-        .map(|v| match v {
-            ArgValue::Tensor(t) => SimArg::Tile(t.clone()),
-            ArgValue::Scalar(_, x) => SimArg::Scalar(*x),
-        })
-        .collect()
+    values.iter().map(SimArg::from).collect()
 }
 
 /// The PTX entry's parameters in order, from the kernel's ABI and the argument values.

@@ -107,6 +107,17 @@ pub enum SimArg {
     Scalar(f64),
 }
 
+/// The interpreter's arguments run on the simulator as they are (the usual oracle check: interpret the
+/// kernel as written, simulate it lowered, compare).
+impl From<&crate::interp::ArgValue> for SimArg {
+    fn from(value: &crate::interp::ArgValue) -> SimArg {
+        match value {
+            crate::interp::ArgValue::Tensor(t) => SimArg::Tile(t.clone()),
+            crate::interp::ArgValue::Scalar(_, x) => SimArg::Scalar(*x),
+        }
+    }
+}
+
 impl SimArg {
     pub fn as_tile(&self) -> Option<&TensorData> {
         match self {

@@ -59,3 +59,18 @@ pub const DIRTY: &str = "tile.func @dirty(%A: tile<64x?xf16, global>, %out: tile
   tile.return
 }
 ";
+
+/// Replaces the values of a float tensor by small integers (-3..=3) from `seed`, so that every f32 sum of
+/// their products is exact and a lowered kernel must match the interpreter bit for bit.
+pub fn small_integers(t: &mut tilec_ir::data::TensorData, seed: u64) {
+    if t.elem.is_float() {
+        for (i, v) in t.values.iter_mut().enumerate() {
+            let mut x = (i as u64) ^ (seed << 40);
+            x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            x ^= x >> 29;
+            x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            x ^= x >> 32;
+            *v = (x % 7) as f64 - 3.0;
+        }
+    }
+}
