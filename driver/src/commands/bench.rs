@@ -47,22 +47,7 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
     if args.repeat == 0 {
         return Err(DriverError::Usage("--repeat must be at least 1".into()));
     }
-    // On the GPU: fail fast, before compiling, when there is no GPU or no cuBLAS.
-    let gpu = match args.bundle {
-        Some(_) => None,
-        None => {
-            let env = |e: tilec_gpu_runner::RunError| DriverError::Environment(e.to_string());
-            let ctx = runner::open_bench_gpu().map_err(env)?;
-            let stream = ctx.default_stream();
-            let cublas = runner::Cublas::new(&stream).map_err(env)?;
-            Some((ctx, stream, cublas))
-        }
-    };
-    let target_name = match (&args.target, &gpu) {
-        (Some(t), _) => t.clone(),
-        (None, Some((ctx, _, _))) => target_of(ctx)?,
-        (None, None) => "sm_90".to_string(),
-    };
+    let (gpu, target_name) = open_gpu_unless_bundling(args.bundle.is_some(), args.target.as_deref())?;
 
     let source = read_source(&args.input)?;
     let module = parse_and_verify(&source)?;
@@ -180,6 +165,29 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
         return Err(DriverError::Usage(format!("{failed} of {} shape(s): tilec's result differs from cuBLAS's", shapes.len())));
     }
     Ok(out)
+}
+
+/// The GPU, its stream and a cuBLAS handle, for running benchmarks here.
+pub(crate) type BenchGpu = (std::sync::Arc<tilec_gpu_runner::CudaContext>, std::sync::Arc<tilec_gpu_runner::CudaStream>, runner::Cublas);
+
+/// For `tilec bench` and `tilec tune`: the GPU (none when only writing bundles: fail fast, before compiling,
+/// when there is no GPU or no cuBLAS) and the target to compile for (`--target`, else the GPU's, else sm_90).
+pub(crate) fn open_gpu_unless_bundling(bundling: bool, target: Option<&str>) -> Result<(Option<BenchGpu>, String), DriverError> {
+    let gpu = if bundling {
+        None
+    } else {
+        let env = |e: tilec_gpu_runner::RunError| DriverError::Environment(e.to_string());
+        let ctx = runner::open_bench_gpu().map_err(env)?;
+        let stream = ctx.default_stream();
+        let cublas = runner::Cublas::new(&stream).map_err(env)?;
+        Some((ctx, stream, cublas))
+    };
+    let target = match (target, &gpu) {
+        (Some(t), _) => t.to_string(),
+        (None, Some((ctx, _, _))) => target_of(ctx)?,
+        (None, None) => "sm_90".to_string(),
+    };
+    Ok((gpu, target))
 }
 
 /// The PTX target for this machine's GPU: the newest tilec target its compute capability runs.

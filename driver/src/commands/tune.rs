@@ -38,7 +38,7 @@ use tilec_passes::pipelining::{DEFAULT_STAGES, FRAGMENTS_AHEAD_ATTR, STAGES_ATTR
 use tilec_passes::rasterize::RASTER_GROUP_ATTR;
 
 use crate::cli::{Backend, OnOff, TuneArgs};
-use crate::commands::bench::{abi_params, check_extents, gemm_extents, grid_for, parse_shape, roles, target_of, write_bundle};
+use crate::commands::bench::{abi_params, check_extents, gemm_extents, grid_for, open_gpu_unless_bundling, parse_shape, roles, write_bundle};
 use crate::commands::bundle::lower_for_extents;
 use crate::commands::interp::select_func;
 use crate::error::DriverError;
@@ -81,22 +81,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
     }
     let space = candidates(args)?;
 
-    // On the GPU: fail fast, before compiling, when there is no GPU or no cuBLAS.
-    let gpu = match args.bundle {
-        Some(_) => None,
-        None => {
-            let env = |e: tilec_gpu_runner::RunError| DriverError::Environment(e.to_string());
-            let ctx = runner::open_bench_gpu().map_err(env)?;
-            let stream = ctx.default_stream();
-            let cublas = runner::Cublas::new(&stream).map_err(env)?;
-            Some((ctx, stream, cublas))
-        }
-    };
-    let target_name = match (&args.target, &gpu) {
-        (Some(t), _) => t.clone(),
-        (None, Some((ctx, _, _))) => target_of(ctx)?,
-        (None, None) => "sm_90".to_string(),
-    };
+    let (gpu, target_name) = open_gpu_unless_bundling(args.bundle.is_some(), args.target.as_deref())?;
     let target: tilec_passes::Target = target_name.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
     let backend_target: tilec_lower_ptx::Target =
         target_name.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
