@@ -300,11 +300,8 @@ pub fn run(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cublas, bu
             }
             let (rows, cols) = cg.shape(o.role);
             let op = cg.operand(o.role);
-            let (r, c) = match op.layout {
-                MatrixLayout::RowMajor => (rows as usize, cols as usize),
-                MatrixLayout::ColMajor => (cols as usize, rows as usize),
-            };
-            upload(&data::transpose(bytes, r, c, op.elem.bytes())).map(Some)
+            let (lines, len) = data::storage(op.layout, rows as usize, cols as usize);
+            upload(&data::transpose(bytes, lines, len, op.elem.bytes())).map(Some)
         };
         let first_copy = operand(&plan.first)?;
         let second_copy = operand(&plan.second)?;

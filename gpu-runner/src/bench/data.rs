@@ -76,36 +76,37 @@ pub fn transpose(bytes: &[u8], rows: usize, cols: usize, elem_bytes: usize) -> V
 /// `new_rows x new_cols` one in the same layout (`new_*` at least the old extents): for cuBLAS's int8, whose
 /// extents must be multiples of 4 (zeros add nothing to a product).
 pub fn pad(bytes: &[u8], (rows, cols): (usize, usize), (new_rows, new_cols): (usize, usize), elem_bytes: usize, layout: MatrixLayout) -> Vec<u8> {
-    let ((lines, len), (_, new_len)) = storage(layout, (rows, cols), (new_rows, new_cols));
-    let mut out = vec![0u8; new_rows * new_cols * elem_bytes];
-    for line in 0..lines {
-        let (from, to) = (line * len * elem_bytes, line * new_len * elem_bytes);
-        if let (Some(src), Some(dst)) = (bytes.get(from..from + len * elem_bytes), out.get_mut(to..to + len * elem_bytes)) {
-            dst.copy_from_slice(src);
-        }
-    }
-    out
+    let (lines, len) = storage(layout, rows, cols);
+    let (_, new_len) = storage(layout, new_rows, new_cols);
+    copy_lines(bytes, lines, len * elem_bytes, len * elem_bytes, new_len * elem_bytes, new_rows * new_cols * elem_bytes)
 }
 
 /// The `rows x cols` top-left corner of a padded `padded_rows x padded_cols` matrix: [`pad`]'s inverse.
 pub fn crop(bytes: &[u8], (padded_rows, padded_cols): (usize, usize), (rows, cols): (usize, usize), elem_bytes: usize, layout: MatrixLayout) -> Vec<u8> {
-    let ((lines, len), (_, padded_len)) = storage(layout, (rows, cols), (padded_rows, padded_cols));
-    let mut out = vec![0u8; rows * cols * elem_bytes];
+    let (lines, len) = storage(layout, rows, cols);
+    let (_, padded_len) = storage(layout, padded_rows, padded_cols);
+    copy_lines(bytes, lines, len * elem_bytes, padded_len * elem_bytes, len * elem_bytes, rows * cols * elem_bytes)
+}
+
+/// (lines, elements per line) of a `rows x cols` matrix as stored.
+pub fn storage(layout: MatrixLayout, rows: usize, cols: usize) -> (usize, usize) {
+    match layout {
+        MatrixLayout::RowMajor => (rows, cols),
+        MatrixLayout::ColMajor => (cols, rows),
+    }
+}
+
+/// `lines` runs of `run` bytes, `from_stride` bytes apart in `bytes`, copied `to_stride` bytes apart into a
+/// zeroed buffer of `size` bytes.
+fn copy_lines(bytes: &[u8], lines: usize, run: usize, from_stride: usize, to_stride: usize, size: usize) -> Vec<u8> {
+    let mut out = vec![0u8; size];
     for line in 0..lines {
-        let (from, to) = (line * padded_len * elem_bytes, line * len * elem_bytes);
-        if let (Some(src), Some(dst)) = (bytes.get(from..from + len * elem_bytes), out.get_mut(to..to + len * elem_bytes)) {
+        let (from, to) = (line * from_stride, line * to_stride);
+        if let (Some(src), Some(dst)) = (bytes.get(from..from + run), out.get_mut(to..to + run)) {
             dst.copy_from_slice(src);
         }
     }
     out
-}
-
-/// (lines, elements per line) of a matrix and of its padded form, as stored.
-fn storage(layout: MatrixLayout, (rows, cols): (usize, usize), (prows, pcols): (usize, usize)) -> ((usize, usize), (usize, usize)) {
-    match layout {
-        MatrixLayout::RowMajor => ((rows, cols), (prows, pcols)),
-        MatrixLayout::ColMajor => ((cols, rows), (pcols, prows)),
-    }
 }
 
 /// The distance between `x` and the next representable number of `elem` away from zero (for `|x|`'s binade):
