@@ -250,20 +250,7 @@ impl<'f> Lowering<'f> {
         // `rows_left` is one value per copy op, so a k-loop pays one subtraction per bound instead of one add
         // and compare per access. Column-major: the global indices against the extents, `gr < rows && gc <
         // cols`, which measured fewer spills there (gemm_s8_b_col: 228 instead of 264 bytes of spill loads).
-        let bounds = if inside {
-            None
-        } else {
-            let mut extents = [tid; 2];
-            for (axis, e) in extents.iter_mut().enumerate() {
-                *e = self.emit_value(OpSpec::new(OpKind::Dim).group("source", &[tiles.src]).attr("axis", axis as i64).result(Type::INDEX));
-            }
-            if !tiles.col_major {
-                for (axis, e) in extents.iter_mut().enumerate() {
-                    *e = self.binary(OpKind::Sub, *e, idx[axis]);
-                }
-            }
-            Some(extents)
-        };
+        let bounds = (!inside).then(|| self.window_bounds(tiles, &idx, !tiles.col_major));
         let threads = 32 * self.num_warps as u64;
         let per_line_v = self.index(plan.per_line as i64);
         let chunk_v = self.index(chunk as i64);
@@ -359,6 +346,17 @@ impl Lowering<'_> {
         self.require_multiple(tiles.src, axis as i64, access);
         let lines = if tiles.global_col_major { format!("columns of {name} (column-major)") } else { format!("rows of {name}") };
         self.requirements.insert(format!("{lines} must be a multiple of {access} {} elements ({why}", tiles.global.elem));
+    }
+
+    /// The global tile's extents (rows, cols), or with `left`, what is left of them past the window's
+    /// offset `idx`: what each access's in-tile (`left`) or global indices are checked against.
+    pub(super) fn window_bounds(&mut self, tiles: &CopyTiles, idx: &[Value], left: bool) -> [Value; 2] {
+        let extents = [0, 1].map(|axis| self.emit_value(OpSpec::new(OpKind::Dim).group("source", &[tiles.src]).attr("axis", axis).result(Type::INDEX)));
+        if left {
+            [0, 1].map(|axis| self.binary(OpKind::Sub, extents[axis], idx[axis]))
+        } else {
+            extents
+        }
     }
 
     /// Before the first of consecutive copies: a barrier when the shared tile may still be read by other

@@ -70,16 +70,7 @@ impl<'f> Lowering<'f> {
         self.war_barrier(tiles, first_of_run, in_loop);
         let tid = self.special(OpKind::ThreadId);
         // What is left of the global tile past the window's offset, per axis.
-        let left = if inside {
-            None
-        } else {
-            let mut left = [tid; 2];
-            for (axis, l) in left.iter_mut().enumerate() {
-                let e = self.emit_value(OpSpec::new(OpKind::Dim).group("source", &[tiles.src]).attr("axis", axis as i64).result(Type::INDEX));
-                *l = self.binary(OpKind::Sub, e, idx[axis]);
-            }
-            Some(left)
-        };
+        let left = (!inside).then(|| self.window_bounds(tiles, &idx, true));
         let per_line_v = self.index(per_line as i64);
         let t_v = self.index(t as i64);
         let line_ty = VectorType::new(&[t], elem);
