@@ -89,6 +89,22 @@ impl Operation {
         }
     }
 
+    /// Replaces the single operand of a group; false (and nothing changed) unless it holds exactly one.
+    pub fn set_operand(&mut self, name: &str, value: Value) -> bool {
+        let Some(g) = self.kind.def().group_index(name) else { return false };
+        if self.segments.get(g) != Some(&1) {
+            return false;
+        }
+        let start: usize = self.segments.iter().take(g).map(|&n| n as usize).sum();
+        match self.operands.get_mut(start) {
+            Some(slot) => {
+                *slot = value;
+                true
+            }
+            None => false,
+        }
+    }
+
     pub fn attr(&self, name: &str) -> Option<&Attribute> {
         self.attrs.get(name)
     }

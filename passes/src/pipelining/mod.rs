@@ -599,43 +599,30 @@ impl Ring<'_> {
         map.insert(self.iv, k);
         let valid = at.cmp(func, "lt", k, self.ub);
         for &o in &self.plan.pre {
-            match func.body.op(o).kind {
-                OpKind::DeviceAsyncCreateGroup => {}
+            let op = func.body.op(o).clone();
+            let mapped = |map: &HashMap<Value, Value>, name: &str| op.operand(name).map(|v| *map.get(&v).unwrap_or(&v));
+            // What makes a copy of an iteration past the end read nothing: a cp.async's element count, or a
+            // synchronous copy's load mask, also says `k < ub`.
+            let guard = match op.kind {
+                OpKind::DeviceAsyncCreateGroup => continue,
                 OpKind::DeviceAsyncCopy => {
-                    let op = func.body.op(o).clone();
-                    let se = op.operand("src_elements").map_or(self.zero, |v| *map.get(&v).unwrap_or(&v));
-                    let se = at.select(func, valid, se, self.zero);
-                    let dst = op.operand("dst").expect("checked");
-                    map.insert(dst, self.allocs[&dst][stage]);
-                    let id = at.clone_op(func, o, map);
-                    map.remove(&dst);
-                    let mut spec_op = func.body.op(id).clone();
-                    // Replace src_elements with the guarded count.
-                    let g = spec_op.kind.def().group_index("src_elements").expect("copy has src_elements");
-                    let start: usize = spec_op.segments.iter().take(g).map(|&n| n as usize).sum();
-                    spec_op.operands[start] = se;
-                    func.body.op_mut(id).operands = spec_op.operands;
+                    let se = mapped(map, "src_elements").unwrap_or(self.zero);
+                    Some(("src_elements", at.select(func, valid, se, self.zero)))
                 }
-                OpKind::Load => {
-                    // The load of a synchronous copy: its mask also says `k < ub`.
-                    let mask = func.body.op(o).operand("mask").expect("checked");
-                    let mask = *map.get(&mask).unwrap_or(&mask);
-                    let guarded = at.and(func, valid, mask);
-                    let id = at.clone_op(func, o, map);
-                    let spec_op = func.body.op(id).clone();
-                    let g = spec_op.kind.def().group_index("mask").expect("load has a mask group");
-                    let start: usize = spec_op.segments.iter().take(g).map(|&n| n as usize).sum();
-                    func.body.op_mut(id).operands[start] = guarded;
-                }
-                OpKind::Store => {
-                    let dst = func.body.op(o).operand("dst").expect("checked");
-                    map.insert(dst, self.allocs[&dst][stage]);
-                    at.clone_op(func, o, map);
-                    map.remove(&dst);
-                }
-                _ => {
-                    at.clone_op(func, o, map);
-                }
+                OpKind::Load => Some(("mask", at.and(func, valid, mapped(map, "mask").expect("checked")))),
+                _ => None,
+            };
+            // A copy or a synchronous copy's store writes this iteration's stage of its tile.
+            let dst = matches!(op.kind, OpKind::DeviceAsyncCopy | OpKind::Store).then(|| op.operand("dst").expect("checked"));
+            if let Some(dst) = dst {
+                map.insert(dst, self.allocs[&dst][stage]);
+            }
+            let id = at.clone_op(func, o, map);
+            if let Some(dst) = dst {
+                map.remove(&dst);
+            }
+            if let Some((group, value)) = guard {
+                func.body.op_mut(id).set_operand(group, value);
             }
         }
         at.emit(func, OpSpec::new(OpKind::DeviceAsyncCreateGroup));
