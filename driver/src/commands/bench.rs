@@ -22,7 +22,7 @@ use tilec_ir::{Func, ScalarType, Type};
 use tilec_lower_ptx::{AbiRole, KernelInfo};
 
 use crate::cli::{Backend, BenchArgs};
-use crate::commands::bundle::{lower_for_extents, AlignmentVariant};
+use crate::commands::bundle::{alignment_variant, lower_kernel, lower_variant, AlignmentVariant};
 use crate::commands::interp::select_func;
 use crate::error::DriverError;
 use crate::input::{diagnostics, parse_and_verify, read_source};
@@ -58,21 +58,32 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
     }
 
     // Compile once per variant: M, N and K are run-time parameters of the kernel, but a shape whose rows are
-    // not 16-byte aligned needs narrower copies (`lower_for_extents`).
+    // not 16-byte aligned needs narrower copies (`alignment_variant`). The kernel as written is lowered once;
+    // each new variant once more.
     let target: tilec_passes::Target = target_name.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
     let backend_target: tilec_lower_ptx::Target =
         target_name.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
+    let base = lower_kernel(func, target, &source)?;
     let mut variants: HashMap<Option<String>, (String, KernelInfo)> = HashMap::new();
     let mut variant_for = |gemm: &GemmSpec| -> Result<(String, KernelInfo, Option<AlignmentVariant>), DriverError> {
-        let (single, variant) = lower_for_extents(func, target, &source, &gemm_extents(func, &roles, gemm))?;
+        let extents = gemm_extents(func, &roles, gemm);
+        let variant = base.funcs.first().and_then(|lowered| alignment_variant(func, lowered, &extents));
         let key = variant.as_ref().map(|v| v.attr.to_string());
         if let Some((ptx, kernel)) = variants.get(&key) {
             return Ok((ptx.clone(), kernel.clone(), variant));
         }
+        let lowered;
+        let single = match &variant {
+            Some(v) => {
+                lowered = lower_variant(func, target, &source, v, &extents)?;
+                &lowered
+            }
+            None => &base,
+        };
         let opt = tilec_lower_ptx::OptLevel::O3;
         let (ptx, kernels) = match args.backend {
-            Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
-            Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
+            Backend::Llvm => tilec_lower_ptx::compile_to_ptx(single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
+            Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
         }
         .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
         let kernel = kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;

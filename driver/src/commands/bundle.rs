@@ -201,15 +201,16 @@ pub fn lower_for_extents(
     extents: &[Option<Vec<u64>>],
 ) -> Result<(Module, Option<AlignmentVariant>), DriverError> {
     let single = lower_kernel(func, target, source)?;
-    let Some(lowered) = single.funcs.first() else { return Ok((single, None)) };
-    let Some(alignment) = alignment_for_extents(func, lowered, extents) else { return Ok((single, None)) };
-    let mut variant = func.clone();
+    let Some(variant) = single.funcs.first().and_then(|lowered| alignment_variant(func, lowered, extents)) else { return Ok((single, None)) };
+    let single = lower_variant(func, target, source, &variant, extents)?;
+    Ok((single, Some(variant)))
+}
+
+/// The variant a launch with these extents needs, given `lowered`, the kernel as written and lowered; `None`
+/// when that one copies them correctly. (For callers that lower the kernel once for many launches.)
+pub fn alignment_variant(func: &tilec_ir::Func, lowered: &tilec_ir::Func, extents: &[Option<Vec<u64>>]) -> Option<AlignmentVariant> {
+    let alignment = alignment_for_extents(func, lowered, extents)?;
     let attr = tilec_ir::Attribute::Array(alignment.iter().map(|&a| tilec_ir::Attribute::Int(a as i64)).collect());
-    variant.attrs.insert(tilec_passes::lower::GLOBAL_ALIGNMENT_ATTR.into(), attr.clone());
-    let single = lower_kernel(&variant, target, source)?;
-    if let Some(lowered) = single.funcs.first() {
-        check_alignment(lowered, extents)?;
-    }
     let names = arg_names(func);
     let narrowed: Vec<String> = alignment
         .iter()
@@ -226,7 +227,24 @@ pub fn lower_for_extents(
         tilec_passes::lower::GLOBAL_ALIGNMENT_ATTR,
         narrowed.join(", ")
     );
-    Ok((single, Some(AlignmentVariant { attr, note })))
+    Some(AlignmentVariant { attr, note })
+}
+
+/// The kernel lowered with the variant's `global_alignment`; checked against the extents it was picked for.
+pub fn lower_variant(
+    func: &tilec_ir::Func,
+    target: tilec_passes::Target,
+    source: &tilec_ir::SourceFile,
+    variant: &AlignmentVariant,
+    extents: &[Option<Vec<u64>>],
+) -> Result<Module, DriverError> {
+    let mut narrowed = func.clone();
+    narrowed.attrs.insert(tilec_passes::lower::GLOBAL_ALIGNMENT_ATTR.into(), variant.attr.clone());
+    let single = lower_kernel(&narrowed, target, source)?;
+    if let Some(lowered) = single.funcs.first() {
+        check_alignment(lowered, extents)?;
+    }
+    Ok(single)
 }
 
 /// The variant [`lower_for_extents`] picked for a launch whose rows are not all 16-byte aligned.
