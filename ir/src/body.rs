@@ -7,7 +7,7 @@
 
 use crate::attr::{AttrMap, Attribute};
 use crate::diag::Span;
-use crate::ops::OpKind;
+use crate::ops::{OpKind, TypedOp};
 use crate::types::Type;
 
 macro_rules! id_type {
@@ -73,6 +73,24 @@ pub struct Operation {
 }
 
 impl Operation {
+    /// The typed view of this op (see [`crate::ops::typed`]): `op.view::<typed::LdMatrix>()`. `None` when the
+    /// op is of another kind, or malformed in a way the verifier reports.
+    pub fn view<T: TypedOp>(&self) -> Option<T> {
+        T::from_op(self)
+    }
+
+    /// The operands group by group, in the order of the op's definition (what the typed views read).
+    pub(crate) fn groups(&self) -> impl Iterator<Item = &[Value]> + '_ {
+        let well_formed = self.segments.len() == self.kind.def().operands.len();
+        let mut start = 0usize;
+        self.segments.iter().take_while(move |_| well_formed).map(move |&n| {
+            let end = start + n as usize;
+            let group = self.operands.get(start..end).unwrap_or(&[]);
+            start = end;
+            group
+        })
+    }
+
     /// The operands of the named group (see the op's [`crate::ops::OpDef`]). Empty if there is no such group.
     pub fn group(&self, name: &str) -> &[Value] {
         let Some(g) = self.kind.def().group_index(name) else { return &[] };
@@ -291,6 +309,12 @@ impl OpSpec {
             regions: Vec::new(),
             span: Span::UNKNOWN,
         }
+    }
+
+    /// Sets every operand group at once, in the order of the op's definition.
+    pub(crate) fn set_groups(&mut self, groups: Vec<Vec<Value>>) {
+        self.segments = groups.iter().map(|g| g.len() as u32).collect();
+        self.operands = groups.into_iter().flatten().collect();
     }
 
     /// Sets the operands of a group. Groups may be set in any order; they are stored in definition order.

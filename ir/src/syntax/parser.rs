@@ -8,7 +8,9 @@ use tilec_layout::Layout;
 use crate::attr::{AttrMap, Attribute};
 use crate::body::{BlockId, Body, Func, Module, OpSpec, Value};
 use crate::diag::{Diagnostic, Diagnostics, Span};
-use crate::ops::{Arity, OpKind};
+use crate::ops::kernel::KERNEL_ATTRS;
+use crate::ops::{check_attribute, op_attributes, Arity, OpKind};
+use crate::verify::check_kernel_attribute;
 use crate::syntax::format::{format_of, FormatElement};
 use crate::syntax::lexer::{lex, Token, TokenKind};
 use crate::types::{Dim, MemorySpace, ScalarType, TileType, Type, VectorType};
@@ -52,6 +54,13 @@ pub fn parse_type(text: &str) -> Result<Type, Diagnostics> {
 struct Reported;
 
 type PResult<T> = Result<T, Reported>;
+
+/// Whose attribute list is being read.
+#[derive(Clone, Copy)]
+enum AttrOwner<'a> {
+    Op(OpKind),
+    Kernel(&'a str),
+}
 
 struct Parser<'a> {
     text: &'a str,
@@ -280,7 +289,7 @@ impl<'a> Parser<'a> {
         let entry = body.new_block();
         self.scopes = vec![HashMap::new()];
         self.poisoned.clear();
-        let header = self.func_header(&mut body, entry);
+        let header = self.func_header(&mut body, entry, &name);
         let attrs = match header {
             Ok(attrs) => attrs,
             Err(r) => {
@@ -297,7 +306,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `(%a: T, ...) [attributes {...}]`
-    fn func_header(&mut self, body: &mut Body, entry: BlockId) -> PResult<AttrMap> {
+    fn func_header(&mut self, body: &mut Body, entry: BlockId, func: &str) -> PResult<AttrMap> {
         self.expect(TokenKind::LParen)?;
         if !self.eat(&TokenKind::RParen) {
             loop {
@@ -314,7 +323,7 @@ impl<'a> Parser<'a> {
             }
         }
         if self.eat_keyword("attributes") {
-            self.attr_dict()
+            self.attr_dict(AttrOwner::Kernel(func))
         } else {
             Ok(AttrMap::new())
         }
@@ -530,12 +539,14 @@ impl<'a> Parser<'a> {
                     *spec = taken.group(def.operands[*mem].name, &[memory]).group(def.operands[*indices].name, &index_values);
                 }
                 FormatElement::Attr(name) => {
+                    let span = self.span();
                     let value = self.attribute()?;
+                    self.check_attr(AttrOwner::Op(spec.kind), name, &value, span.to(self.prev_span()))?;
                     spec.attrs.insert(name.to_string(), value);
                 }
                 FormatElement::AttrDict => {
                     if self.peek() == &TokenKind::LBrace {
-                        let attrs = self.attr_dict()?;
+                        let attrs = self.attr_dict(AttrOwner::Op(spec.kind))?;
                         for (name, value) in attrs {
                             spec.attrs.insert(name, value);
                         }
@@ -631,7 +642,7 @@ impl<'a> Parser<'a> {
                 ));
             }
         }
-        let attrs = if self.eat_keyword("attributes") { self.attr_dict()? } else { AttrMap::new() };
+        let attrs = if self.eat_keyword("attributes") { self.attr_dict(AttrOwner::Op(OpKind::For))? } else { AttrMap::new() };
         let _ = results;
         let block = body.new_block();
         let iv_span_copy = iv_span;
@@ -666,8 +677,20 @@ impl<'a> Parser<'a> {
 
     // ---- attributes ---------------------------------------------------------------------------------------
 
-    /// `{name = value, ...}`
-    fn attr_dict(&mut self) -> PResult<AttrMap> {
+    /// An attribute written on an op or a kernel is declared there, and of its declared type.
+    fn check_attr(&mut self, owner: AttrOwner<'_>, name: &str, value: &Attribute, span: Span) -> PResult<()> {
+        let checked = match owner {
+            AttrOwner::Op(kind) => check_attribute(&format!("'{kind}'"), &op_attributes(kind), name, value, span),
+            AttrOwner::Kernel(func) => {
+                let declared: Vec<_> = KERNEL_ATTRS.iter().collect();
+                check_kernel_attribute(&format!("kernel @{func}"), &declared, name, value, span)
+            }
+        };
+        checked.map_err(|d| self.report(d))
+    }
+
+    /// `{name = value, ...}`, each checked against what `owner` declares.
+    fn attr_dict(&mut self, owner: AttrOwner<'_>) -> PResult<AttrMap> {
         let open = self.expect(TokenKind::LBrace)?;
         let mut attrs = AttrMap::new();
         if self.eat(&TokenKind::RBrace) {
@@ -680,6 +703,7 @@ impl<'a> Parser<'a> {
                 _ => return Err(self.error_expected("an attribute name")),
             };
             let value = if self.eat(&TokenKind::Equal) { self.attribute()? } else { Attribute::Bool(true) };
+            self.check_attr(owner, &name, &value, span.to(self.prev_span()))?;
             if attrs.insert(name.clone(), value).is_some() {
                 return Err(self.error(span, format!("attribute '{name}' is given twice")));
             }

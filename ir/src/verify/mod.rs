@@ -10,7 +10,10 @@ use std::collections::HashSet;
 
 use crate::body::{BlockId, Func, Module, OpId, Operation, Value};
 use crate::diag::{Diagnostic, Diagnostics, Span};
-use crate::ops::{Arity, OpKind};
+use crate::attr::Attribute;
+use crate::ops::kernel::{GlobalAlignment, KernelAttrs, KERNEL_ATTRS};
+use crate::ops::{check_attribute, op_attributes, Arity, AttrDef, OpKind};
+use crate::syntax::parser::is_param_name;
 use crate::types::{MemorySpace, ScalarType, TileType, Type, VectorType};
 
 /// Verifies a module; returns every error found.
@@ -43,8 +46,52 @@ pub fn verify_func(func: &Func) -> Vec<Diagnostic> {
             }
         }
     }
+    v.diags.extend(kernel_attributes(func));
     v.block(func.entry, None);
     v.diags
+}
+
+/// The kernel's attributes: each declared ([`KERNEL_ATTRS`]) and of its type, or an upper-case integer
+/// parameter; `num_warps` in 1..=32.
+pub fn kernel_attributes(func: &Func) -> Vec<Diagnostic> {
+    let declared: Vec<_> = KERNEL_ATTRS.iter().collect();
+    let owner = format!("kernel @{}", func.name);
+    let mut diags = Vec::new();
+    for (name, value) in &func.attrs {
+        if let Err(d) = check_kernel_attribute(&owner, &declared, name, value, func.span) {
+            diags.push(d);
+        }
+    }
+    if let Ok(attrs) = KernelAttrs::of(func) {
+        if !(1..=32).contains(&attrs.num_warps) {
+            diags.push(Diagnostic::error(func.span, format!("{owner}: 'num_warps' must be in 1..=32, found {}", attrs.num_warps)));
+        }
+        if let Some(GlobalAlignment::PerArgument(per_arg)) = &attrs.global_alignment {
+            if per_arg.len() != func.args().len() {
+                let (n, args) = (per_arg.len(), func.args().len());
+                diags.push(Diagnostic::error(func.span, format!("{owner}: 'global_alignment' has {n} entries for {args} arguments")));
+            }
+        }
+    }
+    diags
+}
+
+/// One kernel attribute: a parameter (upper-case name, integer value) or a declared attribute.
+pub fn check_kernel_attribute(
+    owner: &str,
+    declared: &[&'static AttrDef],
+    name: &str,
+    value: &Attribute,
+    span: Span,
+) -> Result<(), Diagnostic> {
+    if is_param_name(name) {
+        return match value {
+            Attribute::Int(_) => Ok(()),
+            _ => Err(Diagnostic::error(span, format!("{owner}: the parameter '{name}' must be an integer, found {value}"))),
+        };
+    }
+    check_attribute(owner, declared, name, value, span)
+        .map_err(|d| d.with_note("upper-case names (BM = 128) are kernel parameters and may be any integer"))
 }
 
 pub(crate) struct Verifier<'a> {
@@ -129,6 +176,9 @@ impl<'a> Verifier<'a> {
                 return;
             }
         }
+        if !self.attributes(op) {
+            return;
+        }
         if op.kind.is_nvgpu() {
             nvgpu::verify(self, op);
         } else {
@@ -140,6 +190,27 @@ impl<'a> Verifier<'a> {
         for &result in &op.results {
             self.visible.insert(result);
         }
+    }
+
+    /// Every attribute of the op is declared and of its declared type, and every required one is there
+    /// (so the op's typed view exists). False when something is wrong.
+    fn attributes(&mut self, op: &Operation) -> bool {
+        let declared = op_attributes(op.kind);
+        let mut ok = true;
+        let owner = format!("'{}'", op.kind);
+        for (name, value) in &op.attrs {
+            if let Err(d) = check_attribute(&owner, &declared, name, value, op.span) {
+                self.diags.push(d);
+                ok = false;
+            }
+        }
+        for def in op.kind.def().attributes.iter().filter(|a| a.required) {
+            if !op.attrs.contains_key(def.name) {
+                self.error(op.span, format!("'{}' needs the attribute '{}' ({})", op.kind, def.name, def.expected));
+                ok = false;
+            }
+        }
+        ok
     }
 
     // ---- small checks shared by the dialects ------------------------------------------------------------

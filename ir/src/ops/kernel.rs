@@ -1,0 +1,143 @@
+//! The attributes of a kernel (`tile.func @k(...) attributes {num_warps = 4}`), declared like ops' attributes:
+//! name, Rust type, default, documentation. An attribute that is not declared here is an error (with a "did
+//! you mean" note when a declared name is close), unless its name is upper case: then it is a kernel
+//! parameter (`BM = 256`, see [`crate::is_param_name`]). Passes read the attributes through
+//! [`KernelAttrs::of`], never by string.
+
+use crate::attr::Attribute;
+use crate::body::Func;
+use crate::ops::{AttrDef, AttrValue};
+
+/// The alignment in bytes that global-to-shared copies may assume of global tiles: one number for every
+/// global tile, or one per kernel argument (`global_alignment = 16` or `[16, 2, 16]`), each 16, 8, 4, 2 or 1.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GlobalAlignment {
+    All(u32),
+    PerArgument(Vec<u32>),
+}
+
+impl GlobalAlignment {
+    /// The alignments a global copy may assume, widest first.
+    pub const ALLOWED: [u32; 5] = [16, 8, 4, 2, 1];
+
+    /// The alignment of argument number `arg` (every argument's for [`GlobalAlignment::All`]).
+    pub fn of_argument(&self, arg: usize) -> Option<u32> {
+        match self {
+            GlobalAlignment::All(n) => Some(*n),
+            GlobalAlignment::PerArgument(v) => v.get(arg).copied(),
+        }
+    }
+}
+
+impl AttrValue for GlobalAlignment {
+    const EXPECTED: &'static str = "16, 8, 4, 2 or 1 (bytes), or an array of them with one per argument";
+
+    fn decode(attr: &Attribute) -> Option<GlobalAlignment> {
+        let one = |a: &Attribute| u32::decode(a).filter(|n| GlobalAlignment::ALLOWED.contains(n));
+        match attr {
+            Attribute::Array(items) => items.iter().map(one).collect::<Option<Vec<u32>>>().map(GlobalAlignment::PerArgument),
+            a => one(a).map(GlobalAlignment::All),
+        }
+    }
+
+    fn encode(&self) -> Option<Attribute> {
+        Some(match self {
+            GlobalAlignment::All(n) => Attribute::Int(i64::from(*n)),
+            GlobalAlignment::PerArgument(v) => Attribute::Array(v.iter().map(|&n| Attribute::Int(i64::from(n))).collect()),
+        })
+    }
+}
+
+/// What the lowering of tile copies requires of the launch extents: `[[argument, axis, multiple], ...]`,
+/// extent `axis` of argument number `argument` a multiple of `multiple` elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExtentMultiple {
+    pub argument: u32,
+    pub axis: u32,
+    pub multiple: u32,
+}
+
+impl AttrValue for Vec<ExtentMultiple> {
+    const EXPECTED: &'static str = "an array of [argument, axis, multiple] triples";
+
+    fn decode(attr: &Attribute) -> Option<Vec<ExtentMultiple>> {
+        attr.as_array()?
+            .iter()
+            .map(|item| match Vec::<u32>::decode(item)?.as_slice() {
+                &[argument, axis, multiple] => Some(ExtentMultiple { argument, axis, multiple }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn encode(&self) -> Option<Attribute> {
+        let triple = |e: &ExtentMultiple| Vec::from([e.argument, e.axis, e.multiple]).encode();
+        Some(Attribute::Array(self.iter().filter_map(triple).collect()))
+    }
+}
+
+/// The warps per block when a kernel does not say (`num_warps`), as in Triton.
+pub const DEFAULT_NUM_WARPS: u32 = 4;
+
+macro_rules! kernel_attributes {
+    ($($field:ident : $ty:ty = $default:expr ; $doc:literal),* $(,)?) => {
+        /// Every attribute a kernel may carry besides its parameters, in the order the reference lists them.
+        pub static KERNEL_ATTRS: &[AttrDef] = &[$(AttrDef {
+            name: stringify!($field),
+            expected: <$ty as AttrValue>::EXPECTED,
+            accepts: |a| <$ty as AttrValue>::decode(a).is_some(),
+            default: Some(|| <$ty as AttrValue>::encode(&$default)),
+            required: false,
+            doc: $doc,
+        }),*];
+
+        /// A kernel's declared attributes, decoded, defaults applied.
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct KernelAttrs {
+            $(#[doc = $doc] pub $field: $ty,)*
+        }
+
+        impl KernelAttrs {
+            /// The attributes of `func`; `Err((name, value))` names the first attribute whose value is not of its
+            /// declared type (the verifier reports it at the kernel).
+            pub fn of(func: &Func) -> Result<KernelAttrs, (&'static str, Attribute)> {
+                Ok(KernelAttrs {
+                    $($field: match func.attrs.get(stringify!($field)) {
+                        None => $default,
+                        Some(a) => <$ty as AttrValue>::decode(a).ok_or_else(|| (stringify!($field), a.clone()))?,
+                    },)*
+                })
+            }
+        }
+    };
+}
+
+kernel_attributes! {
+    num_warps: u32 = DEFAULT_NUM_WARPS ; "Warps per thread block (1..=32).",
+    grid: Option<Vec<u32>> = None ; "The launch grid `[x, y, z]` (1 to 3 positive numbers) for `tilec interp`/`sim`/`bundle`; by default derived from the stores of the output.",
+    warp_tile: Option<Vec<u32>> = None ; "`[WM, WN]`: each warp's part of an mma's output tile (layout assignment); by default the most square one.",
+    global_alignment: Option<GlobalAlignment> = None ; "The alignment in bytes global-to-shared copies may assume (default 16: 16-byte cp.async).",
+    pipeline_stages: Option<u32> = None ; "Stages of the software pipeline of the main loop (default: 4, or as many as fit in shared memory).",
+    fragments_ahead: Option<bool> = None ; "Whether the pipeliner loads the next k-step's register fragments during this one's mma (default true).",
+    raster_group: Option<u32> = None ; "Group size of the grouped block order for L2 reuse (the rasterize pass; default 8, 1 turns it off).",
+    async_copy_requirements: Option<String> = None ; "Written by the lowering: what its copies require of the launch extents, in words.",
+    async_copy_alignment: Option<Vec<ExtentMultiple>> = None ; "Written by the lowering: `[[argument, axis, multiple], ...]`, the extents that must be multiples for its copies' global addresses to be aligned.",
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_attributes_decode_with_defaults() {
+        let mut func = Func::new("k", vec![]);
+        assert_eq!(KernelAttrs::of(&func).map(|a| a.num_warps), Ok(DEFAULT_NUM_WARPS));
+        func.attrs.insert("global_alignment".into(), Attribute::Array(vec![Attribute::Int(16), Attribute::Int(2)]));
+        func.attrs.insert("pipeline_stages".into(), Attribute::Int(3));
+        let attrs = KernelAttrs::of(&func).unwrap();
+        assert_eq!(attrs.global_alignment, Some(GlobalAlignment::PerArgument(vec![16, 2])));
+        assert_eq!(attrs.pipeline_stages, Some(3));
+        func.attrs.insert("global_alignment".into(), Attribute::Int(3));
+        assert_eq!(KernelAttrs::of(&func).err().map(|e| e.0), Some("global_alignment"));
+    }
+}

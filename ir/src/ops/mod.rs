@@ -1,0 +1,685 @@
+//! The operation catalogue: every op of the `tile` and `nvgpu` dialects declared once, with its name,
+//! operand groups, attributes (name, Rust type, default or required), result arity, and the custom assembly
+//! format that the parser and printer share.
+//!
+//! From each declaration the catalogue also generates a **typed view** in [`typed`]: a struct with one field
+//! per operand group and per attribute (`typed::LdMatrix { src, indices, num_tiles, transpose }`), read from an
+//! [`Operation`] with [`Operation::view`] and turned back into an [`OpSpec`] with [`TypedOp::into_spec`]. Code
+//! outside this module reads and builds ops through those views, never by a string name; the verifier checks
+//! every op's attributes against the declarations (an unknown attribute is an error).
+//!
+//! A format is a space-separated list of elements (see [`crate::syntax::format`]):
+//! - `$name` — an operand group (one value, or a comma-separated list for variadic groups) or, if no operand
+//!   group has that name, an attribute written inline (`tile.block_id x`, `tile.constant 1.0`);
+//! - `$mem[$idx]` — a memory operand followed by an optional `[i, j]` index list (the group `idx`);
+//! - `attr-dict` — the remaining attributes as `{name = value, ...}`, omitted when empty;
+//! - `type(results)` — the result types, comma-separated;
+//! - `{ ... }?` — an optional section, present when its first literal is;
+//! - anything else is a literal token: `,` `:` `(` `)` `->` or a keyword.
+//!
+//! `tile.func` and `tile.for` carry regions and have hand-written syntax in the parser and printer.
+
+pub mod attr_value;
+pub mod kernel;
+
+pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaShape, Probe};
+
+use crate::attr::Attribute;
+use crate::body::{OpSpec, Operation, Value};
+
+/// How many values an operand group or an op's results hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arity {
+    /// Exactly one.
+    One,
+    /// Zero or one.
+    Optional,
+    /// Any number, written comma-separated.
+    Variadic,
+}
+
+/// A named group of operands.
+#[derive(Clone, Copy, Debug)]
+pub struct OperandGroup {
+    pub name: &'static str,
+    pub arity: Arity,
+}
+
+/// A declared attribute of an op (or of a kernel, see [`kernel`]).
+#[derive(Debug)]
+pub struct AttrDef {
+    /// The name as written in the text (`numTiles`).
+    pub name: &'static str,
+    /// What the value must be ([`AttrValue::EXPECTED`] of its Rust type).
+    pub expected: &'static str,
+    /// Whether a value of this attribute decodes (the Rust type's [`AttrValue::decode`]).
+    pub accepts: fn(&Attribute) -> bool,
+    /// The value when the attribute is left out; `None` for a required attribute, and for an optional one
+    /// whose absence means "not given".
+    pub default: Option<fn() -> Option<Attribute>>,
+    /// Whether the op is malformed without it.
+    pub required: bool,
+    /// One line of documentation.
+    pub doc: &'static str,
+}
+
+impl AttrDef {
+    /// The default as text (`false`, `row`), if the attribute has one.
+    pub fn default_text(&self) -> Option<String> {
+        self.default.and_then(|f| f()).map(|a| a.to_string())
+    }
+}
+
+/// The attributes every op may carry, beside its own.
+pub static COMMON_ATTRS: &[AttrDef] = &[AttrDef {
+    name: "probe",
+    expected: <Probe as AttrValue>::EXPECTED,
+    accepts: |a| Probe::decode(a).is_some(),
+    default: None,
+    required: false,
+    doc: "Marks the op's result for the simulator's probe output (`tilec sim --probe marked`), under the value's name or the string given.",
+}];
+
+/// Everything the generic machinery knows about one kind of op.
+#[derive(Debug)]
+pub struct OpDef {
+    pub kind: OpKind,
+    /// Full name with dialect prefix, e.g. `tile.copy_s2r`.
+    pub name: &'static str,
+    pub operands: &'static [OperandGroup],
+    /// The op's own attributes ([`COMMON_ATTRS`] apply to every op besides).
+    pub attributes: &'static [AttrDef],
+    /// `None` for ops without results, `One`, or `Variadic`.
+    pub results: Option<Arity>,
+    /// The custom assembly format, or `None` for the ops with hand-written syntax.
+    pub format: Option<&'static str>,
+    /// One line of documentation.
+    pub summary: &'static str,
+}
+
+impl OpDef {
+    /// The dialect prefix (`tile` or `nvgpu`).
+    pub fn dialect(&self) -> &'static str {
+        self.name.split('.').next().unwrap_or(self.name)
+    }
+
+    /// Index of the operand group with this name.
+    pub fn group_index(&self, name: &str) -> Option<usize> {
+        self.operands.iter().position(|g| g.name == name)
+    }
+
+    /// The declaration of an attribute the op accepts (its own or a common one).
+    pub fn attribute(&self, name: &str) -> Option<&'static AttrDef> {
+        self.attributes.iter().chain(COMMON_ATTRS).find(|a| a.name == name)
+    }
+}
+
+/// Checks one attribute written on an op or a kernel against the declarations that apply there; the error
+/// is a diagnostic at `span` (the attribute's own span when the parser checks, the owner's otherwise).
+pub fn check_attribute(
+    owner: &str,
+    declared: &[&'static AttrDef],
+    name: &str,
+    value: &Attribute,
+    span: crate::diag::Span,
+) -> Result<(), crate::diag::Diagnostic> {
+    use crate::diag::Diagnostic;
+    match declared.iter().find(|a| a.name == name) {
+        Some(def) if (def.accepts)(value) => Ok(()),
+        Some(def) => Err(Diagnostic::error(span, format!("{owner}: '{name}' must be {}, found {value}", def.expected))),
+        None => {
+            let known: Vec<&str> = declared.iter().map(|a| a.name).collect();
+            let diag = Diagnostic::error(span, format!("{owner} has no attribute '{name}'"));
+            Err(match known.as_slice() {
+                [] => diag.with_note("it takes no attributes"),
+                _ => diag.with_note(format!("its attributes are: {}", known.join(", "))),
+            })
+        }
+    }
+}
+
+/// The attributes an op accepts: its own, then the common ones.
+pub fn op_attributes(kind: OpKind) -> Vec<&'static AttrDef> {
+    kind.def().attributes.iter().chain(COMMON_ATTRS).collect()
+}
+
+/// A typed view of one kind of op: its operand groups and attributes as fields (see [`typed`]).
+pub trait TypedOp: Sized {
+    const KIND: OpKind;
+
+    /// The view of `op`, or `None` when `op` is of another kind or malformed (operand groups of the wrong
+    /// arity, a required attribute missing, an attribute of the wrong type: what the verifier reports).
+    fn from_op(op: &Operation) -> Option<Self>;
+
+    /// The op's operands and attributes (defaults written out), ready for result types and a span.
+    fn into_spec(self) -> OpSpec;
+}
+
+/// Reads one operand group of a view, checking its arity.
+trait GroupValue: Sized {
+    fn from_group(values: &[Value]) -> Option<Self>;
+    fn into_group(self) -> Vec<Value>;
+}
+
+impl GroupValue for Value {
+    fn from_group(values: &[Value]) -> Option<Value> {
+        match values {
+            [v] => Some(*v),
+            _ => None,
+        }
+    }
+
+    fn into_group(self) -> Vec<Value> {
+        vec![self]
+    }
+}
+
+impl GroupValue for Option<Value> {
+    fn from_group(values: &[Value]) -> Option<Option<Value>> {
+        match values {
+            [] => Some(None),
+            [v] => Some(Some(*v)),
+            _ => None,
+        }
+    }
+
+    fn into_group(self) -> Vec<Value> {
+        self.into_iter().collect()
+    }
+}
+
+impl GroupValue for Vec<Value> {
+    fn from_group(values: &[Value]) -> Option<Vec<Value>> {
+        Some(values.to_vec())
+    }
+
+    fn into_group(self) -> Vec<Value> {
+        self
+    }
+}
+
+/// The Rust type of an operand group's field.
+macro_rules! group_type {
+    (One) => { Value };
+    (Optional) => { Option<Value> };
+    (Variadic) => { Vec<Value> };
+}
+
+/// An attribute's text name: the field name unless given (`num_tiles("numTiles")`).
+macro_rules! attr_name {
+    ($field:ident) => { stringify!($field) };
+    ($field:ident $text:literal) => { $text };
+}
+
+/// Reads an attribute: a default when absent, `None` (malformed) when required and absent or mistyped.
+macro_rules! decode_attr {
+    ($op:expr, $name:expr, $ty:ty) => {
+        $op.attrs.get($name).and_then(<$ty as AttrValue>::decode)
+    };
+    ($op:expr, $name:expr, $ty:ty, $default:expr) => {
+        match $op.attrs.get($name) {
+            None => Some($default),
+            Some(attr) => <$ty as AttrValue>::decode(attr),
+        }
+    };
+}
+
+macro_rules! attr_default {
+    ($ty:ty) => { None };
+    ($ty:ty, $default:expr) => { Some(|| <$ty as AttrValue>::encode(&$default)) };
+}
+
+/// An attribute without a default is required; an optional one is declared `Option<T> = None`.
+macro_rules! attr_required {
+    ($ty:ty) => { true };
+    ($ty:ty, $default:expr) => { false };
+}
+
+macro_rules! define_ops {
+    ($(
+        $variant:ident = $name:literal {
+            operands: [$($group:ident : $arity:ident),* $(,)?],
+            attributes: [$($attr:ident $(($text:literal))? : $aty:ty $(= $default:expr)? ; $adoc:literal),* $(,)?],
+            results: $results:expr,
+            format: $format:expr,
+            summary: $summary:literal $(,)?
+        }
+    )*) => {
+        /// Every kind of operation tilec knows.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum OpKind {
+            $(#[doc = $summary] $variant,)*
+        }
+
+        /// The catalogue, one entry per [`OpKind`], in declaration order.
+        pub static OP_DEFS: &[OpDef] = &[
+            $(OpDef {
+                kind: OpKind::$variant,
+                name: $name,
+                operands: &[$(OperandGroup { name: stringify!($group), arity: Arity::$arity }),*],
+                attributes: &[$(AttrDef {
+                    name: attr_name!($attr $($text)?),
+                    expected: <$aty as AttrValue>::EXPECTED,
+                    accepts: |a| <$aty as AttrValue>::decode(a).is_some(),
+                    default: attr_default!($aty $(, $default)?),
+                    required: attr_required!($aty $(, $default)?),
+                    doc: $adoc,
+                }),*],
+                results: $results,
+                format: $format,
+                summary: $summary,
+            },)*
+        ];
+
+        /// Typed views of the ops: one struct per [`OpKind`] with a field per operand group (a `Value`, an
+        /// `Option<Value>` or a `Vec<Value>` by arity) and per declared attribute (its Rust type, defaults
+        /// applied). Results, regions and the span stay on the [`Operation`].
+        pub mod typed {
+            use super::*;
+
+            $(
+                #[doc = $summary]
+                #[derive(Clone, Debug, PartialEq)]
+                pub struct $variant {
+                    $(pub $group: group_type!($arity),)*
+                    $(#[doc = $adoc] pub $attr: $aty,)*
+                }
+
+                impl TypedOp for $variant {
+                    const KIND: OpKind = OpKind::$variant;
+
+                    #[allow(unused_mut, unused_variables)]
+                    fn from_op(op: &Operation) -> Option<$variant> {
+                        if op.kind != OpKind::$variant {
+                            return None;
+                        }
+                        let mut groups = op.groups();
+                        Some($variant {
+                            $($group: GroupValue::from_group(groups.next()?)?,)*
+                            $($attr: decode_attr!(op, attr_name!($attr $($text)?), $aty $(, $default)?)?,)*
+                        })
+                    }
+
+                    #[allow(unused_mut)]
+                    fn into_spec(self) -> OpSpec {
+                        let mut spec = OpSpec::new(OpKind::$variant);
+                        spec.set_groups(vec![$(GroupValue::into_group(self.$group)),*]);
+                        $(
+                            if let Some(attr) = AttrValue::encode(&self.$attr) {
+                                spec.attrs.insert(attr_name!($attr $($text)?).to_string(), attr);
+                            }
+                        )*
+                        spec
+                    }
+                }
+            )*
+
+            /// Any op's typed view, for a `match` over every kind.
+            #[derive(Clone, Debug, PartialEq)]
+            pub enum AnyOp {
+                $($variant($variant),)*
+            }
+
+            impl AnyOp {
+                /// The view of `op` (`None` when it is malformed).
+                pub fn from_op(op: &Operation) -> Option<AnyOp> {
+                    match op.kind {
+                        $(OpKind::$variant => $variant::from_op(op).map(AnyOp::$variant),)*
+                    }
+                }
+            }
+        }
+    };
+}
+
+const NONE: Option<Arity> = None;
+const ONE: Option<Arity> = Some(Arity::One);
+
+define_ops! {
+    // ---- tile dialect: functions, control flow, scalars -------------------------------------------------
+    Func = "tile.func" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: None,
+        summary: "A kernel: arguments, attributes (launch configuration, tiling) and a body.",
+    }
+    For = "tile.for" {
+        operands: [lower: One, upper: One, step: One, inits: Variadic],
+        attributes: [],
+        results: Some(Arity::Variadic), format: None,
+        summary: "A counted loop with loop-carried values: `tile.for %i = %lb to %ub step %s iter_args(%x = %init) -> (T)`.",
+    }
+    Yield = "tile.yield" {
+        operands: [values: Variadic],
+        attributes: [],
+        results: NONE, format: Some("$values attr-dict"),
+        summary: "Ends a loop body, passing the next values of the loop-carried variables.",
+    }
+    Return = "tile.return" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Ends a kernel.",
+    }
+    Constant = "tile.constant" {
+        operands: [],
+        attributes: [
+            value: Literal ; "The value (an integer, a float, or true/false for `i1`).",
+        ],
+        results: ONE, format: Some("$value attr-dict : type(results)"),
+        summary: "A scalar constant.",
+    }
+    BlockId = "tile.block_id" {
+        operands: [],
+        attributes: [
+            dim: GridAxis ; "The grid axis.",
+        ],
+        results: ONE, format: Some("$dim attr-dict : type(results)"),
+        summary: "The index of this thread block in the grid along `x`, `y` or `z`.",
+    }
+    GridDim = "tile.grid_dim" {
+        operands: [],
+        attributes: [
+            dim: GridAxis ; "The grid axis.",
+        ],
+        results: ONE, format: Some("$dim attr-dict : type(results)"),
+        summary: "The number of thread blocks in the grid along `x`, `y` or `z`.",
+    }
+    Dim = "tile.dim" {
+        operands: [source: One],
+        attributes: [
+            axis: u32 ; "The axis of the tile.",
+        ],
+        results: ONE, format: Some("$source , $axis attr-dict : type(results)"),
+        summary: "The run-time extent of a global tile along an axis.",
+    }
+    Add = "tile.add" {
+        operands: [lhs: One, rhs: One],
+        attributes: [],
+        results: ONE, format: Some("$lhs , $rhs attr-dict : type(results)"),
+        summary: "Elementwise addition of scalars, vectors or register tiles.",
+    }
+    Sub = "tile.sub" {
+        operands: [lhs: One, rhs: One],
+        attributes: [],
+        results: ONE, format: Some("$lhs , $rhs attr-dict : type(results)"),
+        summary: "Elementwise subtraction.",
+    }
+    Mul = "tile.mul" {
+        operands: [lhs: One, rhs: One],
+        attributes: [],
+        results: ONE, format: Some("$lhs , $rhs attr-dict : type(results)"),
+        summary: "Elementwise multiplication.",
+    }
+    Div = "tile.div" {
+        operands: [lhs: One, rhs: One],
+        attributes: [],
+        results: ONE, format: Some("$lhs , $rhs attr-dict : type(results)"),
+        summary: "Elementwise division (integers round toward zero; division by zero is an error).",
+    }
+    Rem = "tile.rem" {
+        operands: [lhs: One, rhs: One],
+        attributes: [],
+        results: ONE, format: Some("$lhs , $rhs attr-dict : type(results)"),
+        summary: "Integer remainder (sign of the dividend).",
+    }
+    Min = "tile.min" {
+        operands: [lhs: One, rhs: One],
+        attributes: [],
+        results: ONE, format: Some("$lhs , $rhs attr-dict : type(results)"),
+        summary: "Elementwise minimum.",
+    }
+    Max = "tile.max" {
+        operands: [lhs: One, rhs: One],
+        attributes: [],
+        results: ONE, format: Some("$lhs , $rhs attr-dict : type(results)"),
+        summary: "Elementwise maximum.",
+    }
+    Cmp = "tile.cmp" {
+        operands: [lhs: One, rhs: One],
+        attributes: [
+            predicate: CmpPredicate ; "The comparison.",
+        ],
+        results: ONE, format: Some("$predicate $lhs , $rhs attr-dict : type(results)"),
+        summary: "Comparison (`eq`, `ne`, `lt`, `le`, `gt`, `ge`) giving `i1`.",
+    }
+    Select = "tile.select" {
+        operands: [cond: One, true_value: One, false_value: One],
+        attributes: [],
+        results: ONE,
+        format: Some("$cond , $true_value , $false_value attr-dict : type(results)"),
+        summary: "Chooses between two values of the same type by an `i1` condition.",
+    }
+    Cast = "tile.cast" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Converts the element type (round to nearest even for floats, truncation toward zero to integers).",
+    }
+    // ---- tile dialect: tiles ----------------------------------------------------------------------------
+    Splat = "tile.splat" {
+        operands: [value: One],
+        attributes: [],
+        results: ONE, format: Some("$value attr-dict : type(results)"),
+        summary: "A register tile or vector with every element equal to a scalar value.",
+    }
+    Fill = "tile.fill" {
+        operands: [],
+        attributes: [
+            value: Literal ; "The value of every element.",
+        ],
+        results: ONE, format: Some("$value attr-dict : type(results)"),
+        summary: "A register tile or vector with every element equal to a constant.",
+    }
+    AllocShared = "tile.alloc_shared" {
+        operands: [],
+        attributes: [],
+        results: ONE, format: Some("attr-dict : type(results)"),
+        summary: "Allocates a tile in the block's shared memory.",
+    }
+    CopyG2S = "tile.copy_g2s" {
+        operands: [src: One, src_indices: Variadic, dst: One],
+        attributes: [],
+        results: NONE,
+        format: Some("$src[$src_indices] , $dst attr-dict"),
+        summary: "Copies the window of a global tile at the given offset, shaped like the shared tile, into it; elements outside the global tile read as zero.",
+    }
+    CopyS2R = "tile.copy_s2r" {
+        operands: [src: One, src_indices: Variadic],
+        attributes: [],
+        results: ONE,
+        format: Some("$src[$src_indices] attr-dict : type(results)"),
+        summary: "Loads the window of a shared tile at the given offset (shaped like the result) into a register tile.",
+    }
+    CopyR2S = "tile.copy_r2s" {
+        operands: [value: One, dst: One, dst_indices: Variadic],
+        attributes: [],
+        results: NONE,
+        format: Some("$value , $dst[$dst_indices] attr-dict"),
+        summary: "Stores a register tile into the window of a shared tile at the given offset.",
+    }
+    CopyR2G = "tile.copy_r2g" {
+        operands: [value: One, dst: One, dst_indices: Variadic],
+        attributes: [],
+        results: NONE,
+        format: Some("$value , $dst[$dst_indices] attr-dict"),
+        summary: "Stores a register tile into the window of a global tile at the given offset; elements outside the global tile are dropped.",
+    }
+    Mma = "tile.mma" {
+        operands: [a: One, b: One, c: One],
+        attributes: [
+            mma_shape("mmaShape"): Option<MmaShape> = None ; "The `nvgpu.mma.sync` shape layout assignment chose (written by the pass).",
+            warp_grid("warpGrid"): Option<Vec<u32>> = None ; "`[rows, columns]` of warps over the output tile (written by layout assignment).",
+        ],
+        results: ONE, format: Some("$a , $b , $c attr-dict : type(results)"),
+        summary: "Matrix multiply-accumulate on register tiles: D = A (MxK) * B (KxN) + C (MxN).",
+    }
+    // ---- nvgpu dialect: per-thread, warp-synchronous ------------------------------------------------------
+    ThreadId = "nvgpu.thread_id" {
+        operands: [],
+        attributes: [
+            dim: GridAxis ; "The block axis.",
+        ],
+        results: ONE, format: Some("$dim attr-dict : type(results)"),
+        summary: "The index of this thread in its block along `x`, `y` or `z`.",
+    }
+    LaneId = "nvgpu.lane_id" {
+        operands: [],
+        attributes: [],
+        results: ONE, format: Some("attr-dict : type(results)"),
+        summary: "The index of this thread in its warp (0..32).",
+    }
+    WarpId = "nvgpu.warp_id" {
+        operands: [],
+        attributes: [],
+        results: ONE, format: Some("attr-dict : type(results)"),
+        summary: "The index of this thread's warp in its block.",
+    }
+    LdMatrix = "nvgpu.ldmatrix" {
+        operands: [src: One, indices: Variadic],
+        attributes: [
+            num_tiles("numTiles"): u32 ; "How many 8x8 matrices: 1, 2 or 4.",
+            transpose: bool = false ; "Whether each matrix is transposed (`.trans`, 16-bit elements only).",
+        ],
+        results: ONE,
+        format: Some("$src[$indices] attr-dict : type(results)"),
+        summary: "Warp-collective load of 1, 2 or 4 8x8 b16 matrices from shared memory (`numTiles`, `transpose`).",
+    }
+    StMatrix = "nvgpu.stmatrix" {
+        operands: [value: One, dst: One, indices: Variadic],
+        attributes: [
+            num_tiles("numTiles"): u32 ; "How many 8x8 matrices: 1, 2 or 4.",
+            transpose: bool = false ; "Whether each matrix is transposed (`.trans`).",
+        ],
+        results: NONE,
+        format: Some("$value , $dst[$indices] attr-dict"),
+        summary: "Warp-collective store of 1, 2 or 4 8x8 b16 matrices to shared memory (`numTiles`, `transpose`).",
+    }
+    MmaSync = "nvgpu.mma.sync" {
+        operands: [a: One, b: One, c: One],
+        attributes: [
+            mma_shape("mmaShape"): MmaShape ; "The instruction shape `[m, n, k]`.",
+            layout_a("layoutA"): MatrixOrder = MatrixOrder::Row ; "The order of A's fragment (`col` only for m8n8k4).",
+            layout_b("layoutB"): MatrixOrder = MatrixOrder::Col ; "The order of B's fragment (`row` only for m8n8k4).",
+            satfinite: bool = false ; "Saturate an s32 accumulator instead of wrapping (`.satfinite`).",
+        ],
+        results: ONE,
+        format: Some("( $a , $b , $c ) attr-dict : type(results)"),
+        summary: "Warp-collective tensor-core MMA on per-thread fragments (`mmaShape = [m, n, k]`; m8n8k4 also takes `layoutA`/`layoutB` = `row` or `col`, default `.row.col`).",
+    }
+    DeviceAsyncCopy = "nvgpu.device_async_copy" {
+        operands: [src: One, src_indices: Variadic, dst: One, dst_indices: Variadic, src_elements: Optional],
+        attributes: [
+            dst_elements("dstElements"): u32 ; "How many elements the copy writes (4, 8 or 16 bytes of them).",
+        ],
+        results: NONE,
+        format: Some("$src[$src_indices] , $dst[$dst_indices] , $dstElements { , $src_elements }? attr-dict"),
+        summary: "Asynchronous global-to-shared copy of `dstElements` elements (4, 8 or 16 bytes); only `src_elements` are read, the rest zero-filled.",
+    }
+    DeviceAsyncCreateGroup = "nvgpu.device_async_create_group" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Commits the asynchronous copies issued so far by this thread as one group.",
+    }
+    DeviceAsyncWait = "nvgpu.device_async_wait" {
+        operands: [],
+        attributes: [
+            num_groups("numGroups"): u32 = 0 ; "How many of this thread's copy groups may stay pending (0..=7).",
+        ],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Waits until at most `numGroups` (default 0) of this thread's copy groups are pending.",
+    }
+    Load = "nvgpu.load" {
+        operands: [src: One, indices: Variadic, mask: Optional],
+        attributes: [],
+        results: ONE,
+        format: Some("$src[$indices] { if $mask }? attr-dict : type(results)"),
+        summary: "Per-thread load of a scalar or a vector (elements consecutive in memory: along the last axis, down a column of a `#col_major` tile) from global or shared memory; with `if %mask` (an `i1`), zero where the mask is false, and nothing is read there.",
+    }
+    Store = "nvgpu.store" {
+        operands: [value: One, dst: One, indices: Variadic, mask: Optional],
+        attributes: [],
+        results: NONE,
+        format: Some("$value , $dst[$indices] { if $mask }? attr-dict"),
+        summary: "Per-thread store of a scalar or a vector to global or shared memory; with `if %mask` (an `i1`), only where the mask is true.",
+    }
+    Barrier = "nvgpu.barrier" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Block-wide barrier (`bar.sync 0`): waits for every thread and orders shared memory.",
+    }
+    Extract = "nvgpu.extract" {
+        operands: [vector: One],
+        attributes: [
+            position: Vec<u32> ; "The element's position in the vector, one index per dimension: `[i, j]`.",
+        ],
+        results: ONE, format: Some("$vector $position attr-dict : type(results)"),
+        summary: "Reads the element of a vector at a constant position.",
+    }
+    Insert = "nvgpu.insert" {
+        operands: [value: One, vector: One],
+        attributes: [
+            position: Vec<u32> ; "The element's position in the vector, one index per dimension: `[i, j]`.",
+        ],
+        results: ONE,
+        format: Some("$value , $vector $position attr-dict : type(results)"),
+        summary: "A copy of a vector with the element at a constant position replaced.",
+    }
+}
+
+impl OpKind {
+    /// The op's entry in the catalogue.
+    pub fn def(self) -> &'static OpDef {
+        // The table is generated in the same order as the enum.
+        &OP_DEFS[self as usize]
+    }
+
+    pub fn name(self) -> &'static str {
+        self.def().name
+    }
+
+    /// Looks an op up by its full name.
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        OP_DEFS.iter().find(|d| d.name == name).map(|d| d.kind)
+    }
+
+    /// Ops whose body ends a block (`tile.yield`, `tile.return`).
+    pub fn is_terminator(self) -> bool {
+        matches!(self, OpKind::Yield | OpKind::Return)
+    }
+
+    /// Ops of the `nvgpu` dialect (per-thread semantics).
+    pub fn is_nvgpu(self) -> bool {
+        self.def().dialect() == "nvgpu"
+    }
+
+    /// The elementwise binary ops.
+    pub fn is_binary_arith(self) -> bool {
+        matches!(self, OpKind::Add | OpKind::Sub | OpKind::Mul | OpKind::Div | OpKind::Rem | OpKind::Min | OpKind::Max)
+    }
+}
+
+impl std::fmt::Display for OpKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_in_enum_order_and_names_are_unique() {
+        for (i, def) in OP_DEFS.iter().enumerate() {
+            assert_eq!(def.kind as usize, i, "{} is out of order", def.name);
+            assert_eq!(OpKind::from_name(def.name), Some(def.kind));
+        }
+        let mut names: Vec<_> = OP_DEFS.iter().map(|d| d.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), OP_DEFS.len());
+    }
+}
