@@ -79,6 +79,25 @@ impl Operation {
         T::from_op(self)
     }
 
+    /// Rewrites this op's operands and attributes from a typed view of its kind (results, regions and span
+    /// stay): read a view, change a field, write it back. Attributes the view does not declare (`probe`)
+    /// are kept. Does nothing (and returns false) when the view is of another kind.
+    pub fn set_from<T: TypedOp>(&mut self, view: T) -> bool {
+        if T::KIND != self.kind {
+            return false;
+        }
+        let spec = view.into_spec();
+        self.operands = spec.operands;
+        self.segments = spec.segments;
+        for def in self.kind.def().attributes {
+            self.attrs.remove(def.name);
+        }
+        for (name, value) in spec.attrs {
+            self.attrs.insert(name, value);
+        }
+        true
+    }
+
     /// The operands group by group, in the order of the op's definition (what the typed views read).
     pub(crate) fn groups(&self) -> impl Iterator<Item = &[Value]> + '_ {
         let well_formed = self.segments.len() == self.kind.def().operands.len();

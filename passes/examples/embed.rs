@@ -18,7 +18,7 @@ pub struct OpCounts {
 }
 
 /// The host compiler's pass: counts ops, records them in an [`OpCounts`] report, tags each function with
-/// an `op_count` attribute (visible in printed IR) and leaves a remark.
+/// an `embed.op_count` attribute (visible in printed IR; a dotted name is a host compiler's own attribute, which tilec carries without checking) and leaves a remark.
 #[derive(Default)]
 pub struct CountOps;
 
@@ -28,14 +28,14 @@ impl Pass for CountOps {
     }
 
     fn description(&self) -> &'static str {
-        "Count the ops of every function and tag it with 'op_count'"
+        "Count the ops of every function and tag it with 'embed.op_count'"
     }
 
     fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<(), Diagnostic> {
         for func in &mut module.funcs {
             let mut n = 0usize;
             func.body.walk(func.entry, &mut |_| n += 1);
-            func.attrs.insert("op_count".to_string(), Attribute::Int(n as i64));
+            func.attrs.insert("embed.op_count".to_string(), Attribute::Int(n as i64));
             cx.report_or_default::<OpCounts>().per_func.push((func.name.clone(), n));
             cx.remark(Span::UNKNOWN, format!("@{} has {n} ops", func.name));
         }

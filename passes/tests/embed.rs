@@ -9,7 +9,7 @@ fn embedding_example_counts_tags_and_cleans() {
     // Before the cleanup: 3 constants, mul, add, alloc, 3 copies, fill, mul, return.
     assert_eq!(counts.per_func, [("scale".to_string(), 12), ("scale".to_string(), 8)]);
     assert!(text.contains("// -----// IR Dump After count-ops //----- //"));
-    assert!(text.contains("tile.func @scale(%arg0: tile<16x16xf32, global>) attributes {op_count = 8}"));
+    assert!(text.contains("tile.func @scale(%arg0: tile<16x16xf32, global>) attributes {embed.op_count = 8}"));
     assert!(text.contains("remark [count-ops]: @scale has 12 ops"));
     assert!(text.contains("remark [count-ops]: @scale has 8 ops"));
     assert!(text.contains("... Execution time report ..."));

@@ -116,6 +116,9 @@ impl OpDef {
 
 /// Checks one attribute written on an op or a kernel against the declarations that apply there; the error
 /// is a diagnostic at `span` (the attribute's own span when the parser checks, the owner's otherwise).
+///
+/// A name with a dot (`host.tag`) is another compiler's attribute, carried along unchecked (MLIR's
+/// dialect-prefixed discardable attributes): an embedder's pass may annotate the IR without declaring it here.
 pub fn check_attribute(
     owner: &str,
     declared: &[&'static AttrDef],
@@ -124,6 +127,9 @@ pub fn check_attribute(
     span: crate::diag::Span,
 ) -> Result<(), crate::diag::Diagnostic> {
     use crate::diag::Diagnostic;
+    if is_host_attribute(name) {
+        return Ok(());
+    }
     match declared.iter().find(|a| a.name == name) {
         Some(def) if (def.accepts)(value) => Ok(()),
         Some(def) => Err(Diagnostic::error(span, format!("{owner}: '{name}' must be {}, found {value}", def.expected))),
@@ -136,6 +142,11 @@ pub fn check_attribute(
             })
         }
     }
+}
+
+/// A dotted attribute name (`host.tag`): another compiler's attribute, which tilec keeps but does not read.
+pub fn is_host_attribute(name: &str) -> bool {
+    name.contains('.')
 }
 
 /// The attributes an op accepts: its own, then the common ones.
