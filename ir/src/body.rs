@@ -5,6 +5,8 @@
 //! arguments are the induction variable and the loop-carried values; a function's entry block has the
 //! function's arguments.
 
+use std::collections::BTreeMap;
+
 use crate::attr::{AttrMap, Attribute};
 use crate::diag::Span;
 use crate::ops::{OpKind, TypedOp};
@@ -65,6 +67,9 @@ pub struct Operation {
     pub segments: Vec<u32>,
     pub results: Vec<Value>,
     pub attrs: AttrMap,
+    /// Where the text gave each attribute (empty for IR built in Rust): diagnostics about an attribute point
+    /// at it.
+    pub attr_spans: BTreeMap<String, Span>,
     /// Body blocks (only `tile.for` has one).
     pub regions: Vec<BlockId>,
     pub span: Span,
@@ -140,6 +145,11 @@ impl Operation {
             }
             None => false,
         }
+    }
+
+    /// Where the attribute was written, or the op's span.
+    pub fn attr_span(&self, name: &str) -> Span {
+        self.attr_spans.get(name).copied().unwrap_or(self.span)
     }
 
     pub fn attr(&self, name: &str) -> Option<&Attribute> {
@@ -237,6 +247,7 @@ impl Body {
             segments: spec.segments,
             results,
             attrs: spec.attrs,
+            attr_spans: BTreeMap::new(),
             regions: spec.regions,
             span: spec.span,
             parent: None,
@@ -300,7 +311,7 @@ impl Body {
     /// The constant integer a value is defined as, if it is a `tile.constant`.
     pub fn constant_int(&self, v: Value) -> Option<i64> {
         let op = self.op(self.defining_op(v)?);
-        (op.kind == OpKind::Constant).then(|| op.attr("value")?.as_int()).flatten()
+        op.view::<crate::ops::typed::Constant>()?.value.as_int()
     }
 }
 
@@ -383,6 +394,8 @@ pub struct Func {
     pub name: String,
     /// Launch configuration, tiling choices and other function-level attributes.
     pub attrs: AttrMap,
+    /// Where the text gave each attribute (empty for IR built in Rust).
+    pub attr_spans: BTreeMap<String, Span>,
     pub body: Body,
     /// The entry block; its arguments are the function's arguments.
     pub entry: BlockId,
@@ -397,7 +410,12 @@ impl Func {
         for ty in arg_types {
             body.add_block_arg(entry, ty, None, Span::UNKNOWN);
         }
-        Func { name: name.into(), attrs: AttrMap::new(), body, entry, span: Span::UNKNOWN }
+        Func { name: name.into(), attrs: AttrMap::new(), attr_spans: BTreeMap::new(), body, entry, span: Span::UNKNOWN }
+    }
+
+    /// Where the attribute was written, or the kernel's span.
+    pub fn attr_span(&self, name: &str) -> Span {
+        self.attr_spans.get(name).copied().unwrap_or(self.span)
     }
 
     pub fn args(&self) -> &[Value] {

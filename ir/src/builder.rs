@@ -11,7 +11,7 @@
 //! b.copy_g2s(x, &[zero, zero], s);
 //! let r = b.copy_s2r(s, &[], TileType::new(&[16, 16], ScalarType::F32, MemorySpace::Register));
 //! let two = b.fill(2.0, TileType::new(&[16, 16], ScalarType::F32, MemorySpace::Register));
-//! let y = b.binary(tilec_ir::OpKind::Mul, r, two);
+//! let y = b.mul(r, two);
 //! b.copy_r2g(y, x, &[zero, zero]);
 //! b.ret();
 //! let func = b.finish();
@@ -21,7 +21,8 @@
 use crate::attr::Attribute;
 use crate::body::{BlockId, Func, OpId, OpSpec, Value};
 use crate::diag::Span;
-use crate::ops::OpKind;
+use crate::ops::typed;
+use crate::ops::{GridAxis, Literal, MatrixOrder, MmaShape, OpKind, TypedOp};
 use crate::types::{ScalarType, TileType, Type, VectorType};
 
 /// Appends ops to a function, at the end of the current block.
@@ -94,100 +95,108 @@ impl FuncBuilder {
     }
 
     /// `tile.constant`.
-    pub fn constant(&mut self, value: impl Into<Attribute>, ty: ScalarType) -> Value {
-        self.push_value(OpSpec::new(OpKind::Constant).attr("value", value).result(ty))
+    pub fn constant(&mut self, value: impl Into<Literal>, ty: ScalarType) -> Value {
+        self.push_value(typed::Constant { value: value.into() }.into_spec().result(ty))
     }
 
     /// `tile.block_id` along `x`, `y` or `z`.
-    pub fn block_id(&mut self, dim: &str) -> Value {
-        self.push_value(OpSpec::new(OpKind::BlockId).attr("dim", Attribute::Keyword(dim.into())).result(Type::INDEX))
+    pub fn block_id(&mut self, dim: GridAxis) -> Value {
+        self.push_value(typed::BlockId { dim }.into_spec().result(Type::INDEX))
     }
 
     /// `tile.grid_dim` along `x`, `y` or `z`: the number of blocks of the grid.
-    pub fn grid_dim(&mut self, dim: &str) -> Value {
-        self.push_value(OpSpec::new(OpKind::GridDim).attr("dim", Attribute::Keyword(dim.into())).result(Type::INDEX))
+    pub fn grid_dim(&mut self, dim: GridAxis) -> Value {
+        self.push_value(typed::GridDim { dim }.into_spec().result(Type::INDEX))
     }
 
     /// `nvgpu.thread_id` along `x`, `y` or `z`.
-    pub fn thread_id(&mut self, dim: &str) -> Value {
-        self.push_value(OpSpec::new(OpKind::ThreadId).attr("dim", Attribute::Keyword(dim.into())).result(Type::INDEX))
+    pub fn thread_id(&mut self, dim: GridAxis) -> Value {
+        self.push_value(typed::ThreadId { dim }.into_spec().result(Type::INDEX))
     }
 
     /// An elementwise binary op (`tile.add`, `tile.mul`, ...); the result has the left operand's type.
-    pub fn binary(&mut self, kind: OpKind, lhs: Value, rhs: Value) -> Value {
+    /// `None` when `kind` is not one.
+    pub fn binary(&mut self, kind: OpKind, lhs: Value, rhs: Value) -> Option<Value> {
         let ty = self.ty(lhs).clone();
-        self.push_value(OpSpec::new(kind).group("lhs", &[lhs]).group("rhs", &[rhs]).result(ty))
+        let spec = match kind {
+            OpKind::Add => typed::Add { lhs, rhs }.into_spec(),
+            OpKind::Sub => typed::Sub { lhs, rhs }.into_spec(),
+            OpKind::Mul => typed::Mul { lhs, rhs }.into_spec(),
+            OpKind::Div => typed::Div { lhs, rhs }.into_spec(),
+            OpKind::Rem => typed::Rem { lhs, rhs }.into_spec(),
+            OpKind::Min => typed::Min { lhs, rhs }.into_spec(),
+            OpKind::Max => typed::Max { lhs, rhs }.into_spec(),
+            _ => return None,
+        };
+        Some(self.push_value(spec.result(ty)))
     }
 
     pub fn add(&mut self, lhs: Value, rhs: Value) -> Value {
-        self.binary(OpKind::Add, lhs, rhs)
+        let ty = self.ty(lhs).clone();
+        self.push_value(typed::Add { lhs, rhs }.into_spec().result(ty))
     }
 
     pub fn mul(&mut self, lhs: Value, rhs: Value) -> Value {
-        self.binary(OpKind::Mul, lhs, rhs)
+        let ty = self.ty(lhs).clone();
+        self.push_value(typed::Mul { lhs, rhs }.into_spec().result(ty))
     }
 
     /// `tile.fill`: a register tile or vector of one constant.
-    pub fn fill(&mut self, value: impl Into<Attribute>, ty: impl Into<Type>) -> Value {
-        self.push_value(OpSpec::new(OpKind::Fill).attr("value", value).result(ty))
+    pub fn fill(&mut self, value: impl Into<Literal>, ty: impl Into<Type>) -> Value {
+        self.push_value(typed::Fill { value: value.into() }.into_spec().result(ty))
     }
 
     /// `tile.alloc_shared`.
     pub fn alloc_shared(&mut self, ty: TileType) -> Value {
-        self.push_value(OpSpec::new(OpKind::AllocShared).result(ty))
+        self.push_value(typed::AllocShared {}.into_spec().result(ty))
     }
 
     /// `tile.copy_g2s src[indices], dst`.
     pub fn copy_g2s(&mut self, src: Value, indices: &[Value], dst: Value) {
-        self.push(OpSpec::new(OpKind::CopyG2S).group("src", &[src]).group("src_indices", indices).group("dst", &[dst]));
+        self.push(typed::CopyG2S { src, src_indices: indices.to_vec(), dst }.into_spec());
     }
 
     /// `tile.copy_s2r src[indices] : ty`.
     pub fn copy_s2r(&mut self, src: Value, indices: &[Value], ty: TileType) -> Value {
-        self.push_value(OpSpec::new(OpKind::CopyS2R).group("src", &[src]).group("src_indices", indices).result(ty))
+        self.push_value(typed::CopyS2R { src, src_indices: indices.to_vec() }.into_spec().result(ty))
     }
 
     /// `tile.copy_r2s value, dst[indices]`.
     pub fn copy_r2s(&mut self, value: Value, dst: Value, indices: &[Value]) {
-        self.push(OpSpec::new(OpKind::CopyR2S).group("value", &[value]).group("dst", &[dst]).group("dst_indices", indices));
+        self.push(typed::CopyR2S { value, dst, dst_indices: indices.to_vec() }.into_spec());
     }
 
     /// `tile.copy_r2g value, dst[indices]`.
     pub fn copy_r2g(&mut self, value: Value, dst: Value, indices: &[Value]) {
-        self.push(OpSpec::new(OpKind::CopyR2G).group("value", &[value]).group("dst", &[dst]).group("dst_indices", indices));
+        self.push(typed::CopyR2G { value, dst, dst_indices: indices.to_vec() }.into_spec());
     }
 
     /// `tile.mma a, b, c`: the result has the accumulator's type.
     pub fn mma(&mut self, a: Value, b: Value, c: Value) -> Value {
         let ty = self.ty(c).clone();
-        self.push_value(OpSpec::new(OpKind::Mma).group("a", &[a]).group("b", &[b]).group("c", &[c]).result(ty))
+        self.push_value(typed::Mma { a, b, c, mma_shape: None, warp_grid: None }.into_spec().result(ty))
     }
 
     /// `nvgpu.ldmatrix src[indices] {numTiles, transpose}`.
-    pub fn ldmatrix(&mut self, src: Value, indices: &[Value], num_tiles: u64, transpose: bool) -> Value {
+    pub fn ldmatrix(&mut self, src: Value, indices: &[Value], num_tiles: u32, transpose: bool) -> Value {
         let elem = self.ty(src).element_type();
-        let ty = VectorType::new(&[num_tiles, 2], elem);
-        self.push_value(
-            OpSpec::new(OpKind::LdMatrix)
-                .group("src", &[src])
-                .group("indices", indices)
-                .attr("numTiles", num_tiles as i64)
-                .attr("transpose", transpose)
-                .result(ty),
-        )
+        let ty = VectorType::new(&[u64::from(num_tiles), 2], elem);
+        self.push_value(typed::LdMatrix { src, indices: indices.to_vec(), num_tiles, transpose }.into_spec().result(ty))
     }
 
     /// `nvgpu.mma.sync(a, b, c) {mmaShape = [m, n, k]}`.
-    pub fn mma_sync(&mut self, a: Value, b: Value, c: Value, shape: [i64; 3]) -> Value {
+    pub fn mma_sync(&mut self, a: Value, b: Value, c: Value, mma_shape: MmaShape) -> Value {
         let ty = self.ty(c).clone();
-        self.push_value(
-            OpSpec::new(OpKind::MmaSync)
-                .group("a", &[a])
-                .group("b", &[b])
-                .group("c", &[c])
-                .attr("mmaShape", shape.to_vec())
-                .result(ty),
-        )
+        let mma = typed::MmaSync {
+            a,
+            b,
+            c,
+            mma_shape,
+            layout_a: MatrixOrder::Row,
+            layout_b: MatrixOrder::Col,
+            satfinite: false,
+        };
+        self.push_value(mma.into_spec().result(ty))
     }
 
     /// `tile.for iv = lower to upper step step iter_args(inits)`: `body` receives the builder (positioned in
@@ -210,14 +219,9 @@ impl FuncBuilder {
             .collect();
         self.blocks.push(block);
         let yielded = body(self, iv, &carried);
-        self.push(OpSpec::new(OpKind::Yield).group("values", &yielded));
+        self.push(typed::Yield { values: yielded }.into_spec());
         self.blocks.pop();
-        let mut spec = OpSpec::new(OpKind::For)
-            .group("lower", &[lower])
-            .group("upper", &[upper])
-            .group("step", &[step])
-            .group("inits", inits)
-            .region(block);
+        let mut spec = typed::For { lower, upper, step, inits: inits.to_vec() }.into_spec().region(block);
         spec.result_types = types;
         let op = self.push(spec);
         self.func.body.op(op).results.clone()
@@ -225,7 +229,7 @@ impl FuncBuilder {
 
     /// `tile.return`.
     pub fn ret(&mut self) {
-        self.push(OpSpec::new(OpKind::Return));
+        self.push(typed::Return {}.into_spec());
     }
 
     /// The function built.

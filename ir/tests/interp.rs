@@ -587,7 +587,7 @@ fn unverified_ir_is_an_error_not_a_panic() {
     let out = b.arg(TileType::new(&[2, 2], ScalarType::F32, MemorySpace::Global));
     let i = b.index(1);
     let t = b.fill(1.0, TileType::new(&[2, 2], ScalarType::F32, MemorySpace::Register));
-    let sum = b.binary(OpKind::Add, t, i);
+    let sum = b.add(t, i);
     b.copy_r2g(sum, out, &[i, i]);
     b.ret();
     let func = b.finish();

@@ -56,5 +56,5 @@ fn a_warp_tile_that_does_not_fit_is_a_diagnostic() {
     let e = warp_grid(", warp_tile = [64, 32]").unwrap_err();
     assert!(e.contains("warp_tile = [64, 32] does not split the 128x256 tile into 8 warp tiles"), "{e}");
     let e = warp_grid(", warp_tile = 64").unwrap_err();
-    assert!(e.contains("expected [rows, cols]"), "{e}");
+    assert!(e.contains("kernel @k: 'warp_tile' must be a list of non-negative integers, found 64"), "{e}");
 }

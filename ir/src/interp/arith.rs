@@ -1,7 +1,7 @@
 //! Element-level semantics of the scalar and elementwise ops: binary arithmetic, comparison and casts.
 
 use crate::data::round_to;
-use crate::ops::OpKind;
+use crate::ops::{CmpPredicate, OpKind};
 use crate::types::ScalarType;
 
 /// The largest magnitude an `index` may have: every integer up to it is exact in the `f64` the
@@ -69,17 +69,8 @@ pub(super) fn wrap_int(elem: ScalarType, r: i128) -> Result<f64, ArithError> {
 }
 
 /// `tile.cmp`: 1 when the predicate holds, else 0. Every predicate but `ne` is false on NaN.
-pub(super) fn compare(predicate: &str, a: f64, b: f64) -> Option<f64> {
-    let holds = match predicate {
-        "eq" => a == b,
-        "ne" => a != b,
-        "lt" => a < b,
-        "le" => a <= b,
-        "gt" => a > b,
-        "ge" => a >= b,
-        _ => return None,
-    };
-    Some(f64::from(u8::from(holds)))
+pub(super) fn compare(predicate: CmpPredicate, a: f64, b: f64) -> f64 {
+    f64::from(u8::from(predicate.holds_f64(a, b)))
 }
 
 /// `tile.cast` of one element: round to nearest even into floats; truncate toward zero then wrap into

@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 
-use crate::attr::Attribute;
 use crate::body::{Body, Func, Value, ValueDef};
 use crate::data::TensorData;
-use crate::ops::OpKind;
+use crate::ops::kernel::KernelAttrs;
+use crate::ops::typed;
 use crate::types::{Dim, MemorySpace, ScalarType, Type};
 
 use super::error::InterpError;
@@ -148,12 +148,11 @@ pub fn default_args(func: &Func, shapes: &ArgShapes, seed: u64) -> Result<Vec<Ar
 /// `grid` attribute.
 pub fn default_launch(func: &Func, args: &[ArgValue]) -> Result<Launch, InterpError> {
     let error = |message: String| InterpError::Defaults { span: func.span, message };
-    if let Some(attr) = func.attrs.get("grid") {
-        let dims = attr.as_int_array().filter(|d| (1..=3).contains(&d.len()));
-        let dims = dims.and_then(|d| d.iter().map(|&n| u32::try_from(n).ok().filter(|&n| n > 0)).collect::<Option<Vec<u32>>>());
-        let Some(dims) = dims else {
-            return Err(error(format!("the 'grid' attribute must be one to three positive integers, found {attr}")));
-        };
+    let declared = KernelAttrs::of(func).map_err(|(name, value)| error(format!("the '{name}' attribute is malformed: {value}")))?;
+    if let Some(dims) = declared.grid {
+        if !(1..=3).contains(&dims.len()) || dims.contains(&0) {
+            return Err(error(format!("the 'grid' attribute must be one to three positive integers, found {dims:?}")));
+        }
         let mut grid = [1u32; 3];
         grid[..dims.len()].copy_from_slice(&dims);
         return Ok(Launch { grid });
@@ -165,20 +164,15 @@ pub fn default_launch(func: &Func, args: &[ArgValue]) -> Result<Launch, InterpEr
     let mut grid: [Option<u64>; 3] = [None; 3];
     for &id in &ops {
         let op = body.op(id);
-        if op.kind == OpKind::BlockId {
-            if let Some(axis) = block_axis(op.attr("dim")) {
-                used[axis] = true;
-            }
+        if let Some(block_id) = op.view::<typed::BlockId>() {
+            used[block_id.dim.index()] = true;
         }
-        if op.kind != OpKind::CopyR2G {
-            continue;
-        }
-        let Some(dst) = op.operand("dst") else { continue };
-        let Some(arg) = func.args().iter().position(|&a| a == dst) else { continue };
+        let Some(store) = op.view::<typed::CopyR2G>() else { continue };
+        let Some(arg) = func.args().iter().position(|&a| a == store.dst) else { continue };
         let Some(ArgValue::Tensor(tensor)) = args.get(arg) else {
             return Err(error(format!("argument #{arg} is stored to but is not a tensor")));
         };
-        for (d, &index) in op.group("dst_indices").iter().enumerate() {
+        for (d, &index) in store.dst_indices.iter().enumerate() {
             let (Some((axis, stride)), Some(&extent)) = (block_stride(body, index), tensor.shape.get(d)) else { continue };
             let blocks = (extent as u64).div_ceil(stride).max(1);
             grid[axis] = Some(grid[axis].map_or(blocks, |g| g.max(blocks)));
@@ -202,30 +196,16 @@ pub fn default_launch(func: &Func, args: &[ArgValue]) -> Result<Launch, InterpEr
     Ok(Launch { grid: launch })
 }
 
-fn block_axis(dim: Option<&Attribute>) -> Option<usize> {
-    match dim?.as_keyword()? {
-        "x" => Some(0),
-        "y" => Some(1),
-        "z" => Some(2),
-        _ => None,
-    }
-}
-
 /// `(axis, s)` when `v` is `block_id axis * s` for a positive constant `s` (or `block_id axis`, `s = 1`).
 fn block_stride(body: &Body, v: Value) -> Option<(usize, u64)> {
     let as_block_id = |v: Value| -> Option<usize> {
-        let op = body.op(body.defining_op(v)?);
-        (op.kind == OpKind::BlockId).then(|| block_axis(op.attr("dim"))).flatten()
+        body.op(body.defining_op(v)?).view::<typed::BlockId>().map(|b| b.dim.index())
     };
     if let Some(axis) = as_block_id(v) {
         return Some((axis, 1));
     }
     let ValueDef::OpResult { op, .. } = body.value(v).def else { return None };
-    let op = body.op(op);
-    if op.kind != OpKind::Mul {
-        return None;
-    }
-    let (lhs, rhs) = (op.operand("lhs")?, op.operand("rhs")?);
+    let typed::Mul { lhs, rhs } = body.op(op).view()?;
     let (axis, constant) = match (as_block_id(lhs), as_block_id(rhs)) {
         (Some(axis), None) => (axis, rhs),
         (None, Some(axis)) => (axis, lhs),

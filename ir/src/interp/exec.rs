@@ -3,10 +3,10 @@
 
 use std::rc::Rc;
 
-use crate::attr::Attribute;
 use crate::body::{BlockId, Body, Func, OpId, Operation, Value};
 use crate::data::{round_to, TensorData};
 use crate::diag::Span;
+use crate::ops::typed::{self, AnyOp};
 use crate::ops::OpKind;
 use crate::types::{Dim, MemorySpace, ScalarType, Type};
 
@@ -82,13 +82,6 @@ fn value_shape(ty: &Type) -> Option<Vec<usize>> {
 
 fn show_shape(shape: &[usize]) -> String {
     shape.iter().map(|n| n.to_string()).collect::<Vec<_>>().join("x")
-}
-
-fn attr_number(a: &Attribute) -> Option<f64> {
-    match a {
-        Attribute::Bool(b) => Some(f64::from(u8::from(*b))),
-        other => other.as_f64(),
-    }
 }
 
 impl<'f, 'a> Machine<'f, 'a> {
@@ -282,10 +275,6 @@ impl<'f, 'a> Machine<'f, 'a> {
         }
     }
 
-    fn operand(&self, op: &Operation, name: &str) -> Result<Value, InterpError> {
-        op.operand(name).ok_or_else(|| malformed(op, format_args!("needs the operand '{name}'")))
-    }
-
     fn scalar(&self, op: &Operation, v: Value) -> Result<f64, InterpError> {
         match self.get(op, v)? {
             Slot::Scalar(x) => Ok(*x),
@@ -297,8 +286,7 @@ impl<'f, 'a> Machine<'f, 'a> {
         Ok(self.scalar(op, v)? as i64)
     }
 
-    fn indices(&self, op: &Operation, group: &str, rank: usize) -> Result<Vec<i64>, InterpError> {
-        let values = op.group(group);
+    fn indices(&self, op: &Operation, values: &[Value], rank: usize) -> Result<Vec<i64>, InterpError> {
         if values.is_empty() {
             return Ok(vec![0; rank]);
         }
@@ -348,60 +336,58 @@ impl<'f, 'a> Machine<'f, 'a> {
     fn exec_op(&mut self, id: OpId) -> Result<Flow, InterpError> {
         let op = self.body.op(id);
         self.charge(OP_OVERHEAD, op.span)?;
-        match op.kind {
-            OpKind::Return => return Ok(Flow::Return),
-            OpKind::Yield => {
-                let values = op.group("values").iter().map(|&v| self.get(op, v).cloned()).collect::<Result<_, _>>()?;
+        let typed = AnyOp::from_op(op).ok_or_else(|| malformed(op, "is malformed (run the verifier)"))?;
+        match typed {
+            AnyOp::Return(_) => return Ok(Flow::Return),
+            AnyOp::Yield(y) => {
+                let values = y.values.iter().map(|&v| self.get(op, v).cloned()).collect::<Result<_, _>>()?;
                 return Ok(Flow::Yield(values));
             }
-            OpKind::For => self.exec_for(op)?,
-            OpKind::Constant => {
+            AnyOp::For(f) => self.exec_for(op, &f)?,
+            AnyOp::Constant(c) => {
                 let (r, ty) = self.result(op)?;
                 let elem = ty.as_scalar().ok_or_else(|| malformed(op, "produces a scalar"))?;
-                let x = op.attr("value").and_then(attr_number).ok_or_else(|| malformed(op, "needs a numeric value"))?;
-                let v = arith::cast(elem, x).map_err(|e| arith_error(op, e))?;
+                let v = arith::cast(elem, c.value.as_f64()).map_err(|e| arith_error(op, e))?;
                 self.set(r, Slot::Scalar(v));
             }
-            OpKind::BlockId | OpKind::GridDim => {
+            AnyOp::BlockId(typed::BlockId { dim }) | AnyOp::GridDim(typed::GridDim { dim }) => {
                 let (r, _) = self.result(op)?;
-                let axis = match op.attr("dim").and_then(Attribute::as_keyword) {
-                    Some("x") => 0,
-                    Some("y") => 1,
-                    Some("z") => 2,
-                    _ => return Err(malformed(op, "needs 'dim' to be x, y or z")),
-                };
                 let of = if op.kind == OpKind::BlockId { self.block_id } else { self.grid };
-                self.set(r, Slot::Scalar(f64::from(of[axis])));
+                self.set(r, Slot::Scalar(f64::from(of[dim.index()])));
             }
-            OpKind::Dim => {
+            AnyOp::Dim(d) => {
                 let (r, _) = self.result(op)?;
-                let (_, tensor) = self.global_tensor(op, self.operand(op, "source")?)?;
-                let axis = op.attr("axis").and_then(Attribute::as_int).ok_or_else(|| malformed(op, "needs an integer 'axis'"))?;
+                let (_, tensor) = self.global_tensor(op, d.source)?;
                 let shape = &tensor.shape;
-                let n = usize::try_from(axis).ok().and_then(|a| shape.get(a)).ok_or_else(|| malformed(op, "has an axis out of range"))?;
+                let n = shape.get(d.axis as usize).ok_or_else(|| malformed(op, "has an axis out of range"))?;
                 let n = arith::wrap_int(ScalarType::Index, *n as i128).map_err(|e| arith_error(op, e))?;
                 self.set(r, Slot::Scalar(n));
             }
-            k if k.is_binary_arith() => self.exec_binary(op)?,
-            OpKind::Cmp => {
+            AnyOp::Add(typed::Add { lhs, rhs })
+            | AnyOp::Sub(typed::Sub { lhs, rhs })
+            | AnyOp::Mul(typed::Mul { lhs, rhs })
+            | AnyOp::Div(typed::Div { lhs, rhs })
+            | AnyOp::Rem(typed::Rem { lhs, rhs })
+            | AnyOp::Min(typed::Min { lhs, rhs })
+            | AnyOp::Max(typed::Max { lhs, rhs }) => self.exec_binary(op, lhs, rhs)?,
+            AnyOp::Cmp(c) => {
                 let (r, _) = self.result(op)?;
-                let a = self.scalar(op, self.operand(op, "lhs")?)?;
-                let b = self.scalar(op, self.operand(op, "rhs")?)?;
-                let predicate = op.attr("predicate").and_then(Attribute::as_keyword).unwrap_or("");
-                let v = arith::compare(predicate, a, b).ok_or_else(|| malformed(op, "has an unknown predicate"))?;
+                let a = self.scalar(op, c.lhs)?;
+                let b = self.scalar(op, c.rhs)?;
+                let v = arith::compare(c.predicate, a, b);
                 self.set(r, Slot::Scalar(v));
             }
-            OpKind::Select => {
+            AnyOp::Select(s) => {
                 let (r, _) = self.result(op)?;
-                let cond = self.scalar(op, self.operand(op, "cond")?)?;
-                let chosen = self.operand(op, if cond != 0.0 { "true_value" } else { "false_value" })?;
+                let cond = self.scalar(op, s.cond)?;
+                let chosen = if cond != 0.0 { s.true_value } else { s.false_value };
                 let slot = self.get(op, chosen)?.clone();
                 self.set(r, slot);
             }
-            OpKind::Cast => {
+            AnyOp::Cast(c) => {
                 let (r, ty) = self.result(op)?;
                 let to = ty.element_type();
-                let source = self.operand(op, "source")?;
+                let source = c.source;
                 let slot = match self.get(op, source)? {
                     Slot::Scalar(x) => Slot::Scalar(arith::cast(to, *x).map_err(|e| arith_error(op, e))?),
                     Slot::Tile(_) => {
@@ -414,44 +400,44 @@ impl<'f, 'a> Machine<'f, 'a> {
                 };
                 self.set(r, slot);
             }
-            OpKind::Splat | OpKind::Fill => {
+            AnyOp::Splat(_) | AnyOp::Fill(_) => {
                 let (r, ty) = self.result(op)?;
                 let shape = value_shape(ty).ok_or_else(|| malformed(op, "produces a register tile or a vector"))?;
-                let x = if op.kind == OpKind::Splat {
-                    self.scalar(op, self.operand(op, "value")?)?
-                } else {
-                    op.attr("value").and_then(attr_number).ok_or_else(|| malformed(op, "needs a numeric value"))?
+                let x = match typed {
+                    AnyOp::Splat(s) => self.scalar(op, s.value)?,
+                    AnyOp::Fill(f) => f.value.as_f64(),
+                    _ => return Err(malformed(op, "is neither a splat nor a fill")),
                 };
                 let n: usize = shape.iter().product();
                 self.charge(n as u64, op.span)?;
                 self.set(r, Slot::Tile(Rc::new(vec![round_to(ty.element_type(), x); n])));
             }
-            OpKind::AllocShared => {
+            AnyOp::AllocShared(_) => {
                 let (r, _) = self.result(op)?;
                 let buffer = self.shared_of_op[id.index()].ok_or_else(|| malformed(op, "was not allocated"))?;
                 self.set(r, Slot::Shared(buffer));
             }
-            OpKind::CopyG2S => self.exec_copy_g2s(op)?,
-            OpKind::CopyS2R => self.exec_copy_s2r(op)?,
-            OpKind::CopyR2S => self.exec_copy_r2s(op)?,
-            OpKind::CopyR2G => self.exec_copy_r2g(op)?,
-            OpKind::Mma => self.exec_mma(op)?,
-            OpKind::Func => return Err(malformed(op, "may only appear at the top level")),
-            k => return Err(InterpError::NvgpuOp { span: op.span, op: k.name() }),
+            AnyOp::CopyG2S(c) => self.exec_copy_g2s(op, &c)?,
+            AnyOp::CopyS2R(c) => self.exec_copy_s2r(op, &c)?,
+            AnyOp::CopyR2S(c) => self.exec_copy_r2s(op, &c)?,
+            AnyOp::CopyR2G(c) => self.exec_copy_r2g(op, &c)?,
+            AnyOp::Mma(m) => self.exec_mma(op, &m)?,
+            AnyOp::Func(_) => return Err(malformed(op, "may only appear at the top level")),
+            _ => return Err(InterpError::NvgpuOp { span: op.span, op: op.kind.name() }),
         }
         Ok(Flow::Next)
     }
 
-    fn exec_for(&mut self, op: &'f Operation) -> Result<(), InterpError> {
-        let lower = self.index(op, self.operand(op, "lower")?)?;
-        let upper = self.index(op, self.operand(op, "upper")?)?;
-        let step = self.index(op, self.operand(op, "step")?)?;
+    fn exec_for(&mut self, op: &'f Operation, f: &typed::For) -> Result<(), InterpError> {
+        let lower = self.index(op, f.lower)?;
+        let upper = self.index(op, f.upper)?;
+        let step = self.index(op, f.step)?;
         if step <= 0 {
             return Err(InterpError::NonPositiveStep { span: op.span, step });
         }
         let region = *op.regions.first().ok_or_else(|| malformed(op, "needs a body"))?;
         let args = &self.body.block(region).args;
-        let inits = op.group("inits");
+        let inits = &f.inits;
         if args.len() != inits.len() + 1 || op.results.len() != inits.len() {
             return Err(malformed(op, "needs one body argument per iter_arg plus the induction variable"));
         }
@@ -486,10 +472,9 @@ impl<'f, 'a> Machine<'f, 'a> {
         Ok(())
     }
 
-    fn exec_binary(&mut self, op: &Operation) -> Result<(), InterpError> {
+    fn exec_binary(&mut self, op: &Operation, lhs: Value, rhs: Value) -> Result<(), InterpError> {
         let (r, ty) = self.result(op)?;
         let elem = ty.element_type();
-        let (lhs, rhs) = (self.operand(op, "lhs")?, self.operand(op, "rhs")?);
         let slot = match (self.get(op, lhs)?, self.get(op, rhs)?) {
             (Slot::Scalar(a), Slot::Scalar(b)) => Slot::Scalar(arith::binary(op.kind, elem, *a, *b).map_err(|e| arith_error(op, e))?),
             (Slot::Tile(_), Slot::Tile(_)) => {
@@ -510,11 +495,11 @@ impl<'f, 'a> Machine<'f, 'a> {
         Ok(())
     }
 
-    fn exec_copy_g2s(&mut self, op: &Operation) -> Result<(), InterpError> {
-        let (g, tensor) = self.global_tensor(op, self.operand(op, "src")?)?;
-        let s = self.shared_buffer(op, self.operand(op, "dst")?)?;
+    fn exec_copy_g2s(&mut self, op: &Operation, copy: &typed::CopyG2S) -> Result<(), InterpError> {
+        let (g, tensor) = self.global_tensor(op, copy.src)?;
+        let s = self.shared_buffer(op, copy.dst)?;
         let shape = self.shared_shapes[s].clone();
-        let offset = self.indices(op, "src_indices", tensor.shape.len())?;
+        let offset = self.indices(op, &copy.src_indices, tensor.shape.len())?;
         if offset.len() != shape.len() {
             return Err(malformed(op, "copies between tiles of different ranks"));
         }
@@ -525,12 +510,12 @@ impl<'f, 'a> Machine<'f, 'a> {
         Ok(())
     }
 
-    fn exec_copy_s2r(&mut self, op: &Operation) -> Result<(), InterpError> {
+    fn exec_copy_s2r(&mut self, op: &Operation, copy: &typed::CopyS2R) -> Result<(), InterpError> {
         let (r, ty) = self.result(op)?;
         let window = value_shape(ty).ok_or_else(|| malformed(op, "produces a register tile"))?;
-        let s = self.shared_buffer(op, self.operand(op, "src")?)?;
+        let s = self.shared_buffer(op, copy.src)?;
         let shape = self.shared_shapes[s].clone();
-        let offset = self.indices(op, "src_indices", shape.len())?;
+        let offset = self.indices(op, &copy.src_indices, shape.len())?;
         if !window_inside(&shape, &offset, &window) {
             return Err(self.out_of_bounds(op, &offset, &window, s));
         }
@@ -542,11 +527,11 @@ impl<'f, 'a> Machine<'f, 'a> {
         Ok(())
     }
 
-    fn exec_copy_r2s(&mut self, op: &Operation) -> Result<(), InterpError> {
-        let (value, window) = self.tile(op, self.operand(op, "value")?)?;
-        let s = self.shared_buffer(op, self.operand(op, "dst")?)?;
+    fn exec_copy_r2s(&mut self, op: &Operation, copy: &typed::CopyR2S) -> Result<(), InterpError> {
+        let (value, window) = self.tile(op, copy.value)?;
+        let s = self.shared_buffer(op, copy.dst)?;
         let shape = self.shared_shapes[s].clone();
-        let offset = self.indices(op, "dst_indices", shape.len())?;
+        let offset = self.indices(op, &copy.dst_indices, shape.len())?;
         if !window_inside(&shape, &offset, &window) {
             return Err(self.out_of_bounds(op, &offset, &window, s));
         }
@@ -556,10 +541,10 @@ impl<'f, 'a> Machine<'f, 'a> {
         Ok(())
     }
 
-    fn exec_copy_r2g(&mut self, op: &Operation) -> Result<(), InterpError> {
-        let (value, window) = self.tile(op, self.operand(op, "value")?)?;
-        let (g, tensor) = self.global_tensor(op, self.operand(op, "dst")?)?;
-        let offset = self.indices(op, "dst_indices", tensor.shape.len())?;
+    fn exec_copy_r2g(&mut self, op: &Operation, copy: &typed::CopyR2G) -> Result<(), InterpError> {
+        let (value, window) = self.tile(op, copy.value)?;
+        let (g, tensor) = self.global_tensor(op, copy.dst)?;
+        let offset = self.indices(op, &copy.dst_indices, tensor.shape.len())?;
         if offset.len() != window.len() {
             return Err(malformed(op, "copies between tiles of different ranks"));
         }
@@ -580,9 +565,9 @@ impl<'f, 'a> Machine<'f, 'a> {
         }
     }
 
-    fn exec_mma(&mut self, op: &Operation) -> Result<(), InterpError> {
+    fn exec_mma(&mut self, op: &Operation, mma: &typed::Mma) -> Result<(), InterpError> {
         let (r, _) = self.result(op)?;
-        let (av, bv, cv) = (self.operand(op, "a")?, self.operand(op, "b")?, self.operand(op, "c")?);
+        let (av, bv, cv) = (mma.a, mma.b, mma.c);
         let ((a, sa), (b, sb), (c, sc)) = (self.tile(op, av)?, self.tile(op, bv)?, self.tile(op, cv)?);
         let (&[m, k], &[k2, n], &[m2, n2]) = (sa.as_slice(), sb.as_slice(), sc.as_slice()) else {
             return Err(malformed(op, "needs rank-2 operands"));

@@ -155,6 +155,12 @@ impl From<i64> for Literal {
     }
 }
 
+impl From<bool> for Literal {
+    fn from(b: bool) -> Literal {
+        Literal::Bool(b)
+    }
+}
+
 impl From<f64> for Literal {
     fn from(x: f64) -> Literal {
         Literal::Float(x)
@@ -165,6 +171,12 @@ impl fmt::Display for Literal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.to_attribute())
     }
+}
+
+/// `"x", "y", "z"` → `"x, y, z"`.
+macro_rules! join_keywords {
+    ($only:literal) => { $only };
+    ($first:literal, $($rest:literal),+) => { concat!($first, ", ", join_keywords!($($rest),+)) };
 }
 
 /// Enumerations written as bare keywords (`tile.block_id x`, `tile.cmp lt`, `layoutA = col`).
@@ -197,7 +209,7 @@ macro_rules! keyword_enum {
         }
 
         impl AttrValue for $name {
-            const EXPECTED: &'static str = concat!("one of" $(, " ", $text)*);
+            const EXPECTED: &'static str = concat!("one of ", join_keywords!($($text),*));
 
             fn decode(attr: &Attribute) -> Option<$name> {
                 $name::from_keyword(attr.as_keyword()?)
@@ -360,7 +372,7 @@ mod tests {
         assert_eq!(u32::decode(&Attribute::Int(-1)), None);
         assert_eq!(<Option<bool>>::decode(&Attribute::Bool(true)), Some(Some(true)));
         assert_eq!(<Option<bool>>::None.encode(), None);
-        assert_eq!(GridAxis::EXPECTED, "one of x y z");
+        assert_eq!(GridAxis::EXPECTED, "one of x, y, z");
     }
 
     #[test]

@@ -154,6 +154,13 @@ pub fn op_attributes(kind: OpKind) -> Vec<&'static AttrDef> {
     kind.def().attributes.iter().chain(COMMON_ATTRS).collect()
 }
 
+impl Operation {
+    /// The op's `probe` marker (a [`COMMON_ATTRS`] attribute), if it has a valid one.
+    pub fn probe(&self) -> Option<Probe> {
+        self.attrs.get(COMMON_ATTRS[0].name).and_then(Probe::decode)
+    }
+}
+
 /// A typed view of one kind of op: its operand groups and attributes as fields (see [`typed`]).
 pub trait TypedOp: Sized {
     const KIND: OpKind;

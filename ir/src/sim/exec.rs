@@ -1,11 +1,11 @@
 //! The interpreter loop: blocks of the grid, warps of a block (scheduled between barriers), and the lanes
 //! of a warp in lockstep under an active mask; the per-thread ops of both dialects.
 
-use crate::attr::Attribute;
 use crate::body::{BlockId, Func, OpId, Operation, Value};
 use crate::data::round_to;
 use crate::diag::Span;
-use crate::ops::OpKind;
+use crate::ops::typed::{self, AnyOp};
+use crate::ops::{GridAxis, OpKind, Probe as ProbeAttr};
 use crate::types::{MemorySpace, ScalarType, Type};
 
 use super::error::{LaneMask, Place, SimError};
@@ -219,9 +219,9 @@ impl Warp {
         }
     }
 
-    /// The index operands of a group, per lane.
-    pub fn indices(&self, ctx: &Ctx<'_>, op: &Operation, group: &str, lane: u32) -> Result<Vec<i64>, SimError> {
-        op.group(group).iter().map(|&v| self.int(ctx, op, v, lane)).collect()
+    /// The values of index operands, per lane.
+    pub fn indices(&self, ctx: &Ctx<'_>, op: &Operation, indices: &[Value], lane: u32) -> Result<Vec<i64>, SimError> {
+        indices.iter().map(|&v| self.int(ctx, op, v, lane)).collect()
     }
 
     /// Fails unless every lane of the warp is active.
@@ -279,12 +279,9 @@ impl Warp {
         let body = &ctx.func.body;
         let op = body.op(id);
         let (mask, diverged_by) = self.mask();
-        let (Some(lower), Some(upper), Some(step), Some(&region)) =
-            (op.operand("lower"), op.operand("upper"), op.operand("step"), op.regions.first())
-        else {
+        let (Some(typed::For { lower, upper, step, inits }), Some(&region)) = (op.view(), op.regions.first()) else {
             return Err(SimError::Unsupported { span: op.span, op: "tile.for", reason: "malformed loop".into() });
         };
-        let inits = op.group("inits").to_vec();
         if inits.len() != op.results.len() || body.block(region).args.len() != inits.len() + 1 {
             return Err(SimError::Unsupported { span: op.span, op: "tile.for", reason: "malformed loop".into() });
         }
@@ -338,7 +335,7 @@ impl Warp {
         };
         let loop_op = body.op(state.op);
         let args = body.block(frame.block).args.clone();
-        let values = op.group("values").to_vec();
+        let typed::Yield { values } = op.view().ok_or_else(|| malformed(op))?;
         let (mask, block_diverged) = (frame.mask, frame.diverged_by);
         let mut next = 0u32;
         let mut updates = Vec::new();
@@ -386,14 +383,15 @@ impl Warp {
         let spec = &budget.options.probes;
         let body = &ctx.func.body;
         let op = body.op(id);
-        let marked = spec.marked && op.attr("probe").is_some_and(|a| !matches!(a, Attribute::Bool(false)));
+        let probe = op.probe();
+        let marked = spec.marked && probe.as_ref().is_some_and(ProbeAttr::is_marked);
         if !marked && !spec.kinds.contains(&op.kind) {
             return;
         }
         let Some(result) = op.result() else { return };
-        let name = match op.attr("probe") {
-            Some(Attribute::Str(s)) => s.clone(),
-            _ => body.value(result).name.clone().unwrap_or_else(|| op.kind.name().to_string()),
+        let name = match probe.as_ref().and_then(ProbeAttr::name) {
+            Some(name) => name.to_string(),
+            None => body.value(result).name.clone().unwrap_or_else(|| op.kind.name().to_string()),
         };
         let (mask, _) = self.mask();
         let lanes = (0..32u32)
@@ -442,38 +440,32 @@ impl Warp {
         let (mask, _) = self.mask();
         let result = op.result();
         let rty = result.map(|r| body.ty(r).clone());
-        match op.kind {
-            OpKind::Constant => {
+        let typed = AnyOp::from_op(op).ok_or_else(|| malformed(op))?;
+        match typed {
+            AnyOp::Constant(typed::Constant { value }) => {
                 let elem = rty.as_ref().map_or(ScalarType::Index, Type::element_type);
-                let x = match op.attr("value") {
-                    Some(Attribute::Bool(b)) => f64::from(u8::from(*b)),
-                    Some(a) => a.as_f64().unwrap_or(0.0),
-                    None => 0.0,
-                };
-                self.broadcast(op, mask, Val::Num(round_to(elem, x)));
+                self.broadcast(op, mask, Val::Num(round_to(elem, value.as_f64())));
             }
-            OpKind::BlockId | OpKind::GridDim => {
+            AnyOp::BlockId(typed::BlockId { dim }) | AnyOp::GridDim(typed::GridDim { dim }) => {
                 let of = if op.kind == OpKind::BlockId { ctx.block } else { ctx.grid };
-                self.broadcast(op, mask, Val::Num(f64::from(of[axis_of(op.attr("dim"))])));
+                self.broadcast(op, mask, Val::Num(f64::from(of[dim.index()])));
             }
-            OpKind::ThreadId => {
-                let axis = axis_of(op.attr("dim"));
+            AnyOp::ThreadId(typed::ThreadId { dim }) => {
                 let r = op.results[0];
                 for lane in lanes(mask) {
-                    let t = if axis == 0 { self.id * 32 + lane } else { 0 };
+                    let t = if dim == GridAxis::X { self.id * 32 + lane } else { 0 };
                     self.set(r, lane, Val::Num(f64::from(t)));
                 }
             }
-            OpKind::LaneId => {
+            AnyOp::LaneId(_) => {
                 let r = op.results[0];
                 for lane in lanes(mask) {
                     self.set(r, lane, Val::Num(f64::from(lane)));
                 }
             }
-            OpKind::WarpId => self.broadcast(op, mask, Val::Num(f64::from(self.id))),
-            OpKind::Dim => {
-                let axis = op.attr("axis").and_then(Attribute::as_int).unwrap_or(0) as usize;
-                let src = op.operand("source").ok_or_else(|| malformed(op))?;
+            AnyOp::WarpId(_) => self.broadcast(op, mask, Val::Num(f64::from(self.id))),
+            AnyOp::Dim(typed::Dim { source: src, axis }) => {
+                let axis = axis as usize;
                 for lane in lanes(mask) {
                     let n = match self.mem(ctx, op, src, lane)? {
                         MemRef::Global(i) => ctx.args[i].as_tile().and_then(|t| t.shape.get(axis).copied()),
@@ -482,16 +474,19 @@ impl Warp {
                     self.set(op.results[0], lane, Val::Num(n.unwrap_or(0) as f64));
                 }
             }
-            OpKind::AllocShared => {
+            AnyOp::AllocShared(_) => {
                 let index = ctx.shared.tiles.iter().position(|t| t.op == id).ok_or_else(|| malformed(op))?;
                 self.broadcast(op, mask, Val::Mem(MemRef::Shared(index)));
             }
-            k if k.is_binary_arith() => self.binary(ctx, op, mask)?,
-            OpKind::Cmp => self.cmp(ctx, op, mask)?,
-            OpKind::Select => {
-                let (Some(c), Some(a), Some(b)) = (op.operand("cond"), op.operand("true_value"), op.operand("false_value")) else {
-                    return Err(malformed(op));
-                };
+            AnyOp::Add(typed::Add { lhs, rhs })
+            | AnyOp::Sub(typed::Sub { lhs, rhs })
+            | AnyOp::Mul(typed::Mul { lhs, rhs })
+            | AnyOp::Div(typed::Div { lhs, rhs })
+            | AnyOp::Rem(typed::Rem { lhs, rhs })
+            | AnyOp::Min(typed::Min { lhs, rhs })
+            | AnyOp::Max(typed::Max { lhs, rhs }) => self.binary(ctx, op, lhs, rhs, mask)?,
+            AnyOp::Cmp(cmp) => self.cmp(ctx, op, &cmp, mask)?,
+            AnyOp::Select(typed::Select { cond: c, true_value: a, false_value: b }) => {
                 for lane in lanes(mask) {
                     let pick = if self.num(ctx, op, c, lane)? != 0.0 { a } else { b };
                     let v = self.val(pick, lane).clone();
@@ -501,8 +496,7 @@ impl Warp {
                     self.set(op.results[0], lane, v);
                 }
             }
-            OpKind::Cast => {
-                let src = op.operand("source").ok_or_else(|| malformed(op))?;
+            AnyOp::Cast(typed::Cast { source: src }) => {
                 let elem = rty.as_ref().map_or(ScalarType::F32, Type::element_type);
                 for lane in lanes(mask) {
                     let v = match self.val(src, lane) {
@@ -513,53 +507,49 @@ impl Warp {
                     self.set(op.results[0], lane, v);
                 }
             }
-            OpKind::Splat | OpKind::Fill => {
+            AnyOp::Splat(_) | AnyOp::Fill(_) => {
                 let Some(Type::Vector(vt)) = &rty else {
                     return Err(SimError::Unsupported { span: op.span, op: op.kind.name(), reason: "only vector results are simulated".into() });
                 };
                 let n = vt.num_elements() as usize;
                 for lane in lanes(mask) {
-                    let x = if op.kind == OpKind::Splat {
-                        self.num(ctx, op, op.operand("value").ok_or_else(|| malformed(op))?, lane)?
-                    } else {
-                        match op.attr("value") {
-                            Some(Attribute::Bool(b)) => f64::from(u8::from(*b)),
-                            Some(a) => a.as_f64().unwrap_or(0.0),
-                            None => 0.0,
-                        }
+                    let x = match &typed {
+                        AnyOp::Splat(splat) => self.num(ctx, op, splat.value, lane)?,
+                        AnyOp::Fill(fill) => fill.value.as_f64(),
+                        _ => return Err(malformed(op)),
                     };
                     self.set(op.results[0], lane, Val::Vector(vec![round_to(vt.elem, x); n]));
                 }
             }
-            OpKind::Extract | OpKind::Insert => self.extract_insert(ctx, op, mask)?,
-            OpKind::Load => self.load(ctx, op, mask)?,
-            OpKind::Store => self.store(ctx, op, mask)?,
-            OpKind::LdMatrix => matrix::ldmatrix(self, ctx, op)?,
-            OpKind::StMatrix => matrix::stmatrix(self, ctx, op)?,
-            OpKind::MmaSync => mma::mma_sync(self, ctx, op)?,
-            OpKind::DeviceAsyncCopy => self.async_copy(ctx, op, mask)?,
-            OpKind::DeviceAsyncCreateGroup => {
+            AnyOp::Extract(typed::Extract { vector, position }) => self.extract_insert(ctx, op, vector, &position, None, mask)?,
+            AnyOp::Insert(typed::Insert { value, vector, position }) => {
+                self.extract_insert(ctx, op, vector, &position, Some(value), mask)?
+            }
+            AnyOp::Load(load) => self.load(ctx, op, &load, mask)?,
+            AnyOp::Store(store) => self.store(ctx, op, &store, mask)?,
+            AnyOp::LdMatrix(ld) => matrix::ldmatrix(self, ctx, op, &ld)?,
+            AnyOp::StMatrix(st) => matrix::stmatrix(self, ctx, op, &st)?,
+            AnyOp::MmaSync(mma) => mma::mma_sync(self, ctx, op, &mma)?,
+            AnyOp::DeviceAsyncCopy(copy) => self.async_copy(ctx, op, &copy, mask)?,
+            AnyOp::DeviceAsyncCreateGroup(_) => {
                 for lane in lanes(mask) {
                     ctx.shared.commit((self.id * 32 + lane) as usize);
                 }
             }
-            OpKind::DeviceAsyncWait => {
-                let keep = op.attr("numGroups").and_then(Attribute::as_int).unwrap_or(0).max(0) as usize;
+            AnyOp::DeviceAsyncWait(typed::DeviceAsyncWait { num_groups }) => {
+                let keep = num_groups as usize;
                 for lane in lanes(mask) {
                     ctx.shared.wait((self.id * 32 + lane) as usize, keep);
                 }
             }
-            OpKind::Func | OpKind::CopyG2S | OpKind::CopyS2R | OpKind::CopyR2S | OpKind::CopyR2G | OpKind::Mma => {
+            AnyOp::Func(_) | AnyOp::CopyG2S(_) | AnyOp::CopyS2R(_) | AnyOp::CopyR2S(_) | AnyOp::CopyR2G(_) | AnyOp::Mma(_) => {
                 return Err(SimError::Unsupported {
                     span: op.span,
                     op: op.kind.name(),
                     reason: "it is a tile-level op; lower the kernel to the nvgpu dialect first".into(),
                 });
             }
-            OpKind::For | OpKind::Yield | OpKind::Return | OpKind::Barrier => unreachable_control(op)?,
-            _ => {
-                return Err(SimError::Unsupported { span: op.span, op: op.kind.name(), reason: "the simulator does not know it".into() });
-            }
+            AnyOp::For(_) | AnyOp::Yield(_) | AnyOp::Return(_) | AnyOp::Barrier(_) => unreachable_control(op)?,
         }
         Ok(())
     }
@@ -572,8 +562,8 @@ impl Warp {
         }
     }
 
-    fn binary(&mut self, ctx: &Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
-        let (Some(a), Some(b), Some(r)) = (op.operand("lhs"), op.operand("rhs"), op.result()) else { return Err(malformed(op)) };
+    fn binary(&mut self, ctx: &Ctx<'_>, op: &Operation, a: Value, b: Value, mask: u32) -> Result<(), SimError> {
+        let r = op.result().ok_or_else(|| malformed(op))?;
         let elem = ctx.func.body.ty(r).element_type();
         let place = self.place(ctx);
         for lane in lanes(mask) {
@@ -592,30 +582,29 @@ impl Warp {
         Ok(())
     }
 
-    fn cmp(&mut self, ctx: &Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
-        let (Some(a), Some(b), Some(r)) = (op.operand("lhs"), op.operand("rhs"), op.result()) else { return Err(malformed(op)) };
-        let pred = op.attr("predicate").and_then(Attribute::as_keyword).unwrap_or("eq");
+    fn cmp(&mut self, ctx: &Ctx<'_>, op: &Operation, cmp: &typed::Cmp, mask: u32) -> Result<(), SimError> {
+        let r = op.result().ok_or_else(|| malformed(op))?;
         for lane in lanes(mask) {
-            let (x, y) = (self.num(ctx, op, a, lane)?, self.num(ctx, op, b, lane)?);
-            let t = match pred {
-                "eq" => x == y,
-                "ne" => x != y,
-                "lt" => x < y,
-                "le" => x <= y,
-                "gt" => x > y,
-                _ => x >= y,
-            };
+            let (x, y) = (self.num(ctx, op, cmp.lhs, lane)?, self.num(ctx, op, cmp.rhs, lane)?);
+            let t = cmp.predicate.holds_f64(x, y);
             self.set(r, lane, Val::Num(f64::from(u8::from(t))));
         }
         Ok(())
     }
 
-    fn extract_insert(&mut self, ctx: &Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
-        let vector = op.operand("vector").ok_or_else(|| malformed(op))?;
+    /// `nvgpu.extract` (no `inserted` value) or `nvgpu.insert`.
+    fn extract_insert(
+        &mut self,
+        ctx: &Ctx<'_>,
+        op: &Operation,
+        vector: Value,
+        pos: &[u32],
+        inserted: Option<Value>,
+        mask: u32,
+    ) -> Result<(), SimError> {
         let Type::Vector(vt) = ctx.func.body.ty(vector) else { return Err(malformed(op)) };
-        let pos = op.attr("position").and_then(Attribute::as_int_array).unwrap_or_default();
         let mut flat = 0u64;
-        let ok = pos.len() == vt.shape.len() && pos.iter().zip(&vt.shape).all(|(&i, &n)| i >= 0 && (i as u64) < n);
+        let ok = pos.len() == vt.shape.len() && pos.iter().zip(&vt.shape).all(|(&i, &n)| u64::from(i) < n);
         if !ok {
             return Err(SimError::FragmentType {
                 span: op.span,
@@ -624,20 +613,20 @@ impl Warp {
             });
         }
         for (&i, &n) in pos.iter().zip(&vt.shape) {
-            flat = flat * n + i as u64;
+            flat = flat * n + u64::from(i);
         }
         let r = op.results[0];
         for lane in lanes(mask) {
             let mut v = self.vector(ctx, op, vector, lane)?.to_vec();
-            if op.kind == OpKind::Extract {
-                let x = v.get(flat as usize).copied().ok_or_else(|| self.undefined(ctx, op, lane))?;
-                self.set(r, lane, Val::Num(x));
-            } else {
-                let x = self.num(ctx, op, op.operand("value").ok_or_else(|| malformed(op))?, lane)?;
+            if let Some(inserted) = inserted {
+                let x = self.num(ctx, op, inserted, lane)?;
                 if let Some(slot) = v.get_mut(flat as usize) {
                     *slot = round_to(vt.elem, x);
                 }
                 self.set(r, lane, Val::Vector(v));
+            } else {
+                let x = v.get(flat as usize).copied().ok_or_else(|| self.undefined(ctx, op, lane))?;
+                self.set(r, lane, Val::Num(x));
             }
         }
         Ok(())
@@ -695,13 +684,13 @@ impl Warp {
         Ok((run, range))
     }
 
-    fn load(&mut self, ctx: &Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
-        let (Some(src), Some(r)) = (op.operand("src"), op.result()) else { return Err(malformed(op)) };
+    fn load(&mut self, ctx: &Ctx<'_>, op: &Operation, load: &typed::Load, mask: u32) -> Result<(), SimError> {
+        let (src, r) = (load.src, op.result().ok_or_else(|| malformed(op))?);
         let ty = ctx.func.body.ty(r).clone();
         let count = vector_len(&ty);
         for lane in lanes(mask) {
             // A masked load (`if %mask`) reads nothing, and checks nothing, where the mask is false: zeros.
-            if let Some(m) = op.operand("mask") {
+            if let Some(m) = load.mask {
                 if self.num(ctx, op, m, lane)? == 0.0 {
                     let zero = match ty {
                         Type::Vector(_) => Val::Vector(vec![0.0; count]),
@@ -712,7 +701,7 @@ impl Warp {
                 }
             }
             let mem = self.mem(ctx, op, src, lane)?;
-            let index = self.indices(ctx, op, "indices", lane)?;
+            let index = self.indices(ctx, op, &load.indices, lane)?;
             let align = access_align(&ty, count);
             let (run, _) = self.access(ctx, op, lane, mem, &index, count, align)?;
             let data = match mem {
@@ -729,19 +718,19 @@ impl Warp {
         Ok(())
     }
 
-    fn store(&mut self, ctx: &mut Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
-        let (Some(value), Some(dst)) = (op.operand("value"), op.operand("dst")) else { return Err(malformed(op)) };
+    fn store(&mut self, ctx: &mut Ctx<'_>, op: &Operation, store: &typed::Store, mask: u32) -> Result<(), SimError> {
+        let (value, dst) = (store.value, store.dst);
         let ty = ctx.func.body.ty(value).clone();
         let count = vector_len(&ty);
         for lane in lanes(mask) {
             // A predicated store (`if %mask`) does nothing, and checks nothing, where the mask is false.
-            if let Some(m) = op.operand("mask") {
+            if let Some(m) = store.mask {
                 if self.num(ctx, op, m, lane)? == 0.0 {
                     continue;
                 }
             }
             let mem = self.mem(ctx, op, dst, lane)?;
-            let index = self.indices(ctx, op, "indices", lane)?;
+            let index = self.indices(ctx, op, &store.indices, lane)?;
             let (run, _) = self.access(ctx, op, lane, mem, &index, count, access_align(&ty, count))?;
             let values: Vec<f64> = match self.val(value, lane) {
                 Val::Num(x) => vec![*x],
@@ -763,9 +752,9 @@ impl Warp {
         Ok(())
     }
 
-    fn async_copy(&mut self, ctx: &mut Ctx<'_>, op: &Operation, mask: u32) -> Result<(), SimError> {
-        let (Some(src), Some(dst)) = (op.operand("src"), op.operand("dst")) else { return Err(malformed(op)) };
-        let n = op.attr("dstElements").and_then(Attribute::as_int).unwrap_or(0).max(0) as usize;
+    fn async_copy(&mut self, ctx: &mut Ctx<'_>, op: &Operation, copy: &typed::DeviceAsyncCopy, mask: u32) -> Result<(), SimError> {
+        let (src, dst) = (copy.src, copy.dst);
+        let n = copy.dst_elements as usize;
         let bits = ctx.func.body.ty(dst).element_type().bit_width() as usize;
         let size = (n * bits / 8) as u64;
         if ![4, 8, 16].contains(&size) {
@@ -776,7 +765,7 @@ impl Warp {
             });
         }
         for lane in lanes(mask) {
-            let src_elements = match op.operand("src_elements") {
+            let src_elements = match copy.src_elements {
                 Some(v) => self.int(ctx, op, v, lane)?,
                 None => n as i64,
             };
@@ -789,7 +778,7 @@ impl Warp {
             }
             let src_elements = src_elements as usize;
             let (sm, dm) = (self.mem(ctx, op, src, lane)?, self.mem(ctx, op, dst, lane)?);
-            let (si, di) = (self.indices(ctx, op, "src_indices", lane)?, self.indices(ctx, op, "dst_indices", lane)?);
+            let (si, di) = (self.indices(ctx, op, &copy.src_indices, lane)?, self.indices(ctx, op, &copy.dst_indices, lane)?);
             let mut values = vec![0.0; n];
             if src_elements > 0 {
                 let (run, _) = self.access(ctx, op, lane, sm, &si, src_elements, Some(size))?;
@@ -813,14 +802,6 @@ fn unreachable_control(op: &Operation) -> Result<(), SimError> {
 
 fn malformed(op: &Operation) -> SimError {
     SimError::Unsupported { span: op.span, op: op.kind.name(), reason: "its operands are malformed (verify the IR first)".into() }
-}
-
-fn axis_of(attr: Option<&Attribute>) -> usize {
-    match attr.and_then(Attribute::as_keyword) {
-        Some("y") => 1,
-        Some("z") => 2,
-        _ => 0,
-    }
 }
 
 /// Elements moved by a load or store of this type.

@@ -13,8 +13,8 @@
 //! of row `t / 4` (the two b16 units `2 (t % 4)`, `2 (t % 4) + 1`, each low byte first), as a
 //! `vector<n x 4 x i8>`; MLIR's `nvgpu.ldmatrix` has the same form.
 
-use crate::attr::Attribute;
-use crate::body::Operation;
+use crate::body::{Operation, Value};
+use crate::ops::typed;
 use crate::types::Type;
 
 use super::error::SimError;
@@ -23,13 +23,19 @@ use super::memory::{MemRef, Run};
 
 /// `numTiles`, `transpose` and the elements per 32-bit register (2, or 4 for the 8-bit `ldmatrix`), and
 /// a check that `ty` is the per-lane fragment `vector<n x 2 x b16>` (`vector<n x 4 x b8>`).
-fn matrix_form(ctx: &Ctx<'_>, op: &Operation, ty: &Type, mem: crate::body::Value) -> Result<(usize, bool, usize), SimError> {
+fn matrix_form(
+    ctx: &Ctx<'_>,
+    op: &Operation,
+    ty: &Type,
+    mem: Value,
+    num_tiles: u32,
+    trans: bool,
+) -> Result<(usize, bool, usize), SimError> {
     let fragment_error = |message: String| SimError::FragmentType { span: op.span, op: op.kind.name(), message };
-    let n = match op.attr("numTiles").and_then(Attribute::as_int) {
-        Some(n @ (1 | 2 | 4)) => n as usize,
-        other => return Err(fragment_error(format!("numTiles must be 1, 2 or 4, found {other:?}"))),
+    let n = match num_tiles {
+        n @ (1 | 2 | 4) => n as usize,
+        other => return Err(fragment_error(format!("numTiles must be 1, 2 or 4, found {other}"))),
     };
-    let trans = op.attr("transpose").and_then(Attribute::as_bool).unwrap_or(false);
     let tile = ctx.func.body.ty(mem);
     let bits = match tile {
         Type::Tile(t) if t.space == crate::types::MemorySpace::Shared => t.elem.bit_width(),
@@ -65,7 +71,8 @@ fn row_offsets(
     w: &Warp,
     ctx: &Ctx<'_>,
     op: &Operation,
-    mem_value: crate::body::Value,
+    mem_value: Value,
+    indices: &[Value],
     n: usize,
     len: usize,
 ) -> Result<(usize, Vec<Run>), SimError> {
@@ -77,21 +84,21 @@ fn row_offsets(
             return Err(SimError::FragmentType { span: op.span, op: op.kind.name(), message: "the matrices must be in shared memory".into() });
         };
         tile = Some(t);
-        let index = w.indices(ctx, op, "indices", lane)?;
+        let index = w.indices(ctx, op, indices, lane)?;
         let (run, _) = w.access(ctx, op, lane, mem, &index, len, Some(16))?;
         offsets.push(run);
     }
     Ok((tile.unwrap_or(0), offsets))
 }
 
-pub(super) fn ldmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation) -> Result<(), SimError> {
+pub(super) fn ldmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, ld: &typed::LdMatrix) -> Result<(), SimError> {
     w.require_converged(ctx, op)?;
-    let (Some(src), Some(result)) = (op.operand("src"), op.result()) else {
-        return Err(SimError::FragmentType { span: op.span, op: op.kind.name(), message: "needs a source and a result".into() });
+    let Some(result) = op.result() else {
+        return Err(SimError::FragmentType { span: op.span, op: op.kind.name(), message: "needs a result".into() });
     };
-    let (n, trans, per) = matrix_form(ctx, op, ctx.func.body.ty(result), src)?;
+    let (n, trans, per) = matrix_form(ctx, op, ctx.func.body.ty(result), ld.src, ld.num_tiles, ld.transpose)?;
     // Phase 1: lanes 0 .. 8n read their row (16 bytes).
-    let (tile, offsets) = row_offsets(w, ctx, op, src, n, 4 * per)?;
+    let (tile, offsets) = row_offsets(w, ctx, op, ld.src, &ld.indices, n, 4 * per)?;
     let data = &ctx.shared.tiles[tile].data.values;
     let rows: Vec<Vec<f64>> = offsets.iter().map(|&run| run.positions(4 * per).map(|i| data[i]).collect()).collect();
     // Phase 2: the rows are distributed over the warp.
@@ -108,17 +115,15 @@ pub(super) fn ldmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation) -> Resul
     Ok(())
 }
 
-pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation) -> Result<(), SimError> {
+pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, st: &typed::StMatrix) -> Result<(), SimError> {
     w.require_converged(ctx, op)?;
-    let (Some(value), Some(dst)) = (op.operand("value"), op.operand("dst")) else {
-        return Err(SimError::FragmentType { span: op.span, op: op.kind.name(), message: "needs a value and a destination".into() });
-    };
-    let (n, trans, _) = matrix_form(ctx, op, ctx.func.body.ty(value), dst)?;
+    let (value, dst) = (st.value, st.dst);
+    let (n, trans, _) = matrix_form(ctx, op, ctx.func.body.ty(value), dst, st.num_tiles, st.transpose)?;
     let mut fragments = Vec::with_capacity(32);
     for lane in 0..32u32 {
         fragments.push(w.vector(ctx, op, value, lane)?.to_vec());
     }
-    let (tile, offsets) = row_offsets(w, ctx, op, dst, n, 8)?;
+    let (tile, offsets) = row_offsets(w, ctx, op, dst, &st.indices, n, 8)?;
     // Gather each row of each matrix from the lanes holding its elements, then write it where its lane says.
     let mut rows = vec![[0.0f64; 8]; 8 * n];
     for (lane, fragment) in fragments.iter().enumerate() {

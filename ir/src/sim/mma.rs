@@ -4,8 +4,9 @@
 //! Notation of the ISA: `groupID = lane >> 2`, `threadID_in_group = lane % 4`; element `i` of a fragment is
 //! element `i` of the flattened vector (register order, low half first).
 
-use crate::attr::Attribute;
 use crate::body::Operation;
+use crate::ops::typed;
+use crate::ops::{MatrixOrder, MmaShape};
 use crate::data::round_to;
 use crate::types::{ScalarType, Type};
 
@@ -101,7 +102,7 @@ impl Form {
 }
 
 /// The variants the simulator (and the PTX ISA) has, for A/B element type `ab`.
-fn shape_supported(m: i64, n: i64, k: i64, ab: ScalarType) -> bool {
+fn shape_supported(m: u32, n: u32, k: u32, ab: ScalarType) -> bool {
     use ScalarType::*;
     match (m, n, k) {
         (8, 8, 4) => ab == F16,
@@ -114,26 +115,11 @@ fn shape_supported(m: i64, n: i64, k: i64, ab: ScalarType) -> bool {
     }
 }
 
-fn layout_is(op: &Operation, name: &str, default: &str) -> Option<bool> {
-    let value = match op.attr(name) {
-        None => default,
-        Some(Attribute::Keyword(k)) | Some(Attribute::Str(k)) => k.as_str(),
-        Some(_) => return None,
-    };
-    match value {
-        "row" => Some(true),
-        "col" => Some(false),
-        _ => None,
-    }
-}
-
-fn form_of(ctx: &Ctx<'_>, op: &Operation) -> Result<Form, SimError> {
+fn form_of(ctx: &Ctx<'_>, op: &Operation, mma: &typed::MmaSync) -> Result<Form, SimError> {
     let error = |message: String| SimError::FragmentType { span: op.span, op: "nvgpu.mma.sync", message };
-    let shape = op.attr("mmaShape").and_then(Attribute::as_int_array).unwrap_or_default();
-    let [m, n, k] = <[i64; 3]>::try_from(shape.as_slice()).map_err(|_| error("needs 'mmaShape = [m, n, k]'".into()))?;
+    let MmaShape { m, n, k } = mma.mma_shape;
     let body = &ctx.func.body;
-    let ty = |name: &str| op.operand(name).map(|v| body.ty(v));
-    let (Some(Type::Vector(a)), Some(Type::Vector(b)), Some(Type::Vector(c))) = (ty("a"), ty("b"), ty("c")) else {
+    let (Type::Vector(a), Type::Vector(b), Type::Vector(c)) = (body.ty(mma.a), body.ty(mma.b), body.ty(mma.c)) else {
         return Err(error("A, B and C must be per-lane vectors".into()));
     };
     if !shape_supported(m, n, k, a.elem) || !(b.elem == a.elem || a.elem.is_integer() && b.elem.is_integer()) {
@@ -142,9 +128,7 @@ fn form_of(ctx: &Ctx<'_>, op: &Operation) -> Result<Form, SimError> {
     if !crate::verify::mma_types_supported(a.elem, c.elem) {
         return Err(error(format!("'{}' inputs do not accumulate into '{}'", a.elem, c.elem)));
     }
-    let (Some(a_row), Some(b_row)) = (layout_is(op, "layoutA", "row"), layout_is(op, "layoutB", "col")) else {
-        return Err(error("layoutA and layoutB must be 'row' or 'col'".into()));
-    };
+    let (a_row, b_row) = (mma.layout_a == MatrixOrder::Row, mma.layout_b == MatrixOrder::Row);
     let form = Form { m: m as usize, n: n as usize, k: k as usize, ab: a.elem, acc: c.elem, a_col: !a_row, b_row };
     if !form.is_m8n8k4() && (!a_row || b_row) {
         return Err(error(format!("m{m}n{n}k{k} exists only as '.row.col' (layoutA = row, layoutB = col)")));
@@ -172,11 +156,12 @@ fn input(elem: ScalarType, x: f64) -> f64 {
     }
 }
 
-pub(super) fn mma_sync(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation) -> Result<(), SimError> {
+pub(super) fn mma_sync(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, mma: &typed::MmaSync) -> Result<(), SimError> {
     w.require_converged(ctx, op)?;
-    let form = form_of(ctx, op)?;
-    let (Some(a), Some(b), Some(c), Some(d)) = (op.operand("a"), op.operand("b"), op.operand("c"), op.result()) else {
-        return Err(SimError::FragmentType { span: op.span, op: "nvgpu.mma.sync", message: "needs A, B, C and a result".into() });
+    let form = form_of(ctx, op, mma)?;
+    let (a, b, c) = (mma.a, mma.b, mma.c);
+    let Some(d) = op.result() else {
+        return Err(SimError::FragmentType { span: op.span, op: "nvgpu.mma.sync", message: "needs a result".into() });
     };
     let frag = |v, lane: usize| -> Result<Vec<f64>, SimError> { Ok(w.vector(ctx, op, v, lane as u32)?.to_vec()) };
     let mut fa = Vec::with_capacity(32);

@@ -1,16 +1,14 @@
 //! The parser: tokens to a [`Module`]. Reports as many errors as it can (it resynchronises at the next
 //! statement) and never panics, whatever the input.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use tilec_layout::Layout;
 
 use crate::attr::{AttrMap, Attribute};
 use crate::body::{BlockId, Body, Func, Module, OpSpec, Value};
 use crate::diag::{Diagnostic, Diagnostics, Span};
-use crate::ops::kernel::KERNEL_ATTRS;
-use crate::ops::{check_attribute, op_attributes, Arity, OpKind};
-use crate::verify::check_kernel_attribute;
+use crate::ops::{typed, Arity, OpKind, TypedOp};
 use crate::syntax::format::{format_of, FormatElement};
 use crate::syntax::lexer::{lex, Token, TokenKind};
 use crate::types::{Dim, MemorySpace, ScalarType, TileType, Type, VectorType};
@@ -55,13 +53,6 @@ struct Reported;
 
 type PResult<T> = Result<T, Reported>;
 
-/// Whose attribute list is being read.
-#[derive(Clone, Copy)]
-enum AttrOwner<'a> {
-    Op(OpKind),
-    Kernel(&'a str),
-}
-
 struct Parser<'a> {
     text: &'a str,
     tokens: Vec<Token>,
@@ -76,6 +67,8 @@ struct Parser<'a> {
     lex_errors: Vec<u32>,
     /// The kernel parameters of the function being parsed ([`kernel_params`]).
     params: HashMap<String, i64>,
+    /// Where the attributes of the op being parsed were written, for [`crate::body::Operation::attr_spans`].
+    attr_spans: BTreeMap<String, Span>,
 }
 
 /// The kernel parameters of a function: its integer attributes whose names are upper case (`BM = 256`).
@@ -96,7 +89,7 @@ pub fn is_param_name(name: &str) -> bool {
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str, tokens: Vec<Token>) -> Parser<'a> {
-        Parser { text, tokens, pos: 0, diags: Vec::new(), scopes: Vec::new(), poisoned: HashSet::new(), depth: 0, lex_errors: Vec::new(), params: HashMap::new() }
+        Parser { text, tokens, pos: 0, diags: Vec::new(), scopes: Vec::new(), poisoned: HashSet::new(), depth: 0, lex_errors: Vec::new(), params: HashMap::new(), attr_spans: BTreeMap::new() }
     }
 
     // ---- token plumbing -----------------------------------------------------------------------------------
@@ -289,8 +282,8 @@ impl<'a> Parser<'a> {
         let entry = body.new_block();
         self.scopes = vec![HashMap::new()];
         self.poisoned.clear();
-        let header = self.func_header(&mut body, entry, &name);
-        let attrs = match header {
+        let header = self.func_header(&mut body, entry);
+        let (attrs, attr_spans) = match header {
             Ok(attrs) => attrs,
             Err(r) => {
                 self.skip_func_body();
@@ -302,11 +295,11 @@ impl<'a> Parser<'a> {
         let region = self.region(&mut body, entry);
         self.params.clear();
         region?;
-        Ok(Func { name, attrs, body, entry, span })
+        Ok(Func { name, attrs, attr_spans, body, entry, span })
     }
 
     /// `(%a: T, ...) [attributes {...}]`
-    fn func_header(&mut self, body: &mut Body, entry: BlockId, func: &str) -> PResult<AttrMap> {
+    fn func_header(&mut self, body: &mut Body, entry: BlockId) -> PResult<(AttrMap, BTreeMap<String, Span>)> {
         self.expect(TokenKind::LParen)?;
         if !self.eat(&TokenKind::RParen) {
             loop {
@@ -323,9 +316,9 @@ impl<'a> Parser<'a> {
             }
         }
         if self.eat_keyword("attributes") {
-            self.attr_dict(AttrOwner::Kernel(func))
+            self.attr_dict()
         } else {
-            Ok(AttrMap::new())
+            Ok((AttrMap::new(), BTreeMap::new()))
         }
     }
 
@@ -495,6 +488,7 @@ impl<'a> Parser<'a> {
             ));
         }
         let op = body.create_op(spec);
+        body.op_mut(op).attr_spans = std::mem::take(&mut self.attr_spans);
         body.append(block, op);
         let values = body.op(op).results.clone();
         for ((name, span), v) in results.iter().zip(values) {
@@ -541,15 +535,16 @@ impl<'a> Parser<'a> {
                 FormatElement::Attr(name) => {
                     let span = self.span();
                     let value = self.attribute()?;
-                    self.check_attr(AttrOwner::Op(spec.kind), name, &value, span.to(self.prev_span()))?;
+                    self.attr_spans.insert(name.to_string(), span.to(self.prev_span()));
                     spec.attrs.insert(name.to_string(), value);
                 }
                 FormatElement::AttrDict => {
                     if self.peek() == &TokenKind::LBrace {
-                        let attrs = self.attr_dict(AttrOwner::Op(spec.kind))?;
+                        let (attrs, spans) = self.attr_dict()?;
                         for (name, value) in attrs {
                             spec.attrs.insert(name, value);
                         }
+                        self.attr_spans.extend(spans);
                     }
                 }
                 FormatElement::ResultTypes => loop {
@@ -642,7 +637,7 @@ impl<'a> Parser<'a> {
                 ));
             }
         }
-        let attrs = if self.eat_keyword("attributes") { self.attr_dict(AttrOwner::Op(OpKind::For))? } else { AttrMap::new() };
+        let (attrs, attr_spans) = if self.eat_keyword("attributes") { self.attr_dict()? } else { (AttrMap::new(), BTreeMap::new()) };
         let _ = results;
         let block = body.new_block();
         let iv_span_copy = iv_span;
@@ -664,37 +659,24 @@ impl<'a> Parser<'a> {
         self.leave();
         outcome?;
         region?;
-        let mut spec = OpSpec::new(OpKind::For)
-            .group("lower", &[lower])
-            .group("upper", &[upper])
-            .group("step", &[step])
-            .group("inits", &inits)
-            .region(block);
+        let mut spec = typed::For { lower, upper, step, inits }.into_spec().region(block);
         spec.result_types = types;
         spec.attrs = attrs;
+        // The body's ops took their own spans; these are the loop's.
+        self.attr_spans = attr_spans;
         Ok(spec)
     }
 
     // ---- attributes ---------------------------------------------------------------------------------------
 
-    /// An attribute written on an op or a kernel is declared there, and of its declared type.
-    fn check_attr(&mut self, owner: AttrOwner<'_>, name: &str, value: &Attribute, span: Span) -> PResult<()> {
-        let checked = match owner {
-            AttrOwner::Op(kind) => check_attribute(&format!("'{kind}'"), &op_attributes(kind), name, value, span),
-            AttrOwner::Kernel(func) => {
-                let declared: Vec<_> = KERNEL_ATTRS.iter().collect();
-                check_kernel_attribute(&format!("kernel @{func}"), &declared, name, value, span)
-            }
-        };
-        checked.map_err(|d| self.report(d))
-    }
-
-    /// `{name = value, ...}`, each checked against what `owner` declares.
-    fn attr_dict(&mut self, owner: AttrOwner<'_>) -> PResult<AttrMap> {
+    /// `{name = value, ...}`, with where each attribute was written (the verifier checks them against the
+    /// declarations and points at them).
+    fn attr_dict(&mut self) -> PResult<(AttrMap, BTreeMap<String, Span>)> {
         let open = self.expect(TokenKind::LBrace)?;
         let mut attrs = AttrMap::new();
+        let mut spans = BTreeMap::new();
         if self.eat(&TokenKind::RBrace) {
-            return Ok(attrs);
+            return Ok((attrs, spans));
         }
         loop {
             let (name, span) = match self.peek().clone() {
@@ -703,7 +685,7 @@ impl<'a> Parser<'a> {
                 _ => return Err(self.error_expected("an attribute name")),
             };
             let value = if self.eat(&TokenKind::Equal) { self.attribute()? } else { Attribute::Bool(true) };
-            self.check_attr(owner, &name, &value, span.to(self.prev_span()))?;
+            spans.insert(name.clone(), span.to(self.prev_span()));
             if attrs.insert(name.clone(), value).is_some() {
                 return Err(self.error(span, format!("attribute '{name}' is given twice")));
             }
@@ -711,7 +693,7 @@ impl<'a> Parser<'a> {
                 continue;
             }
             if self.eat(&TokenKind::RBrace) {
-                return Ok(attrs);
+                return Ok((attrs, spans));
             }
             let r = self.error_expected("',' or '}'");
             if let Some(d) = self.diags.last_mut() {

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::attr::AttrMap;
 use crate::body::{BlockId, Func, Module, OpId, Value};
-use crate::ops::OpKind;
+use crate::ops::{typed, OpKind};
 use crate::syntax::format::{format_of, inline_attrs, FormatElement};
 
 /// Prints a whole module.
@@ -217,9 +217,13 @@ impl Printer<'_> {
         let Some(&region) = op.regions.first() else { return };
         let args = &body.block(region).args;
         let iv = args.first().map(|&v| self.name(v)).unwrap_or_default();
-        let operand = |name: &str| op.operand(name).map(|v| self.name(v)).unwrap_or_default();
-        let _ = write!(self.out, " {iv} = {} to {} step {}", operand("lower"), operand("upper"), operand("step"));
-        let inits = op.group("inits");
+        // A loop built without the verifier may be malformed; it still prints, with its operands in order.
+        let (lower, upper, step, inits) = match op.view::<typed::For>() {
+            Some(f) => (self.name(f.lower), self.name(f.upper), self.name(f.step), f.inits),
+            None => (String::new(), String::new(), String::new(), op.operands.get(3..).unwrap_or(&[]).to_vec()),
+        };
+        let _ = write!(self.out, " {iv} = {lower} to {upper} step {step}");
+        let inits = &inits;
         if !inits.is_empty() || !op.results.is_empty() {
             let pairs: Vec<String> = args
                 .iter()

@@ -12,6 +12,7 @@ use crate::body::{BlockId, Func, Module, OpId, Operation, Value};
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::attr::Attribute;
 use crate::ops::kernel::{GlobalAlignment, KernelAttrs, KERNEL_ATTRS};
+use crate::ops::typed::AnyOp;
 use crate::ops::{check_attribute, op_attributes, Arity, AttrDef, OpKind};
 use crate::syntax::parser::is_param_name;
 use crate::types::{MemorySpace, ScalarType, TileType, Type, VectorType};
@@ -58,18 +59,25 @@ pub fn kernel_attributes(func: &Func) -> Vec<Diagnostic> {
     let owner = format!("kernel @{}", func.name);
     let mut diags = Vec::new();
     for (name, value) in &func.attrs {
-        if let Err(d) = check_kernel_attribute(&owner, &declared, name, value, func.span) {
+        if let Err(d) = check_kernel_attribute(&owner, &declared, name, value, func.attr_span(name)) {
             diags.push(d);
         }
     }
     if let Ok(attrs) = KernelAttrs::of(func) {
         if !(1..=32).contains(&attrs.num_warps) {
-            diags.push(Diagnostic::error(func.span, format!("{owner}: 'num_warps' must be in 1..=32, found {}", attrs.num_warps)));
+            diags.push(Diagnostic::error(func.attr_span("num_warps"), format!("{owner}: 'num_warps' must be in 1..=32, found {}", attrs.num_warps)));
+        }
+        if let Some(grid) = &attrs.grid {
+            if !(1..=3).contains(&grid.len()) || grid.contains(&0) {
+                let span = func.attr_span("grid");
+                diags.push(Diagnostic::error(span, format!("{owner}: 'grid' must be one to three positive integers, found {grid:?}")));
+            }
         }
         if let Some(GlobalAlignment::PerArgument(per_arg)) = &attrs.global_alignment {
             if per_arg.len() != func.args().len() {
                 let (n, args) = (per_arg.len(), func.args().len());
-                diags.push(Diagnostic::error(func.span, format!("{owner}: 'global_alignment' has {n} entries for {args} arguments")));
+                let span = func.attr_span("global_alignment");
+                diags.push(Diagnostic::error(span, format!("{owner}: 'global_alignment' has {n} entries for {args} arguments")));
             }
         }
     }
@@ -90,8 +98,11 @@ pub fn check_kernel_attribute(
             _ => Err(Diagnostic::error(span, format!("{owner}: the parameter '{name}' must be an integer, found {value}"))),
         };
     }
-    check_attribute(owner, declared, name, value, span)
-        .map_err(|d| d.with_note("upper-case names (BM = 128) are kernel parameters and may be any integer"))
+    let unknown = !declared.iter().any(|a| a.name == name);
+    check_attribute(owner, declared, name, value, span).map_err(|d| match unknown {
+        true => d.with_note("upper-case names (BM = 128) are kernel parameters and may be any integer"),
+        false => d,
+    })
 }
 
 pub(crate) struct Verifier<'a> {
@@ -179,10 +190,11 @@ impl<'a> Verifier<'a> {
         if !self.attributes(op) {
             return;
         }
-        if op.kind.is_nvgpu() {
-            nvgpu::verify(self, op);
-        } else {
-            tile::verify(self, op, parent);
+        // Operands and attributes are well formed: the typed view exists.
+        match AnyOp::from_op(op) {
+            Some(typed) if op.kind.is_nvgpu() => nvgpu::verify(self, op, typed),
+            Some(typed) => tile::verify(self, op, typed, parent),
+            None => self.error(op.span, format!("'{}' is malformed", op.kind)),
         }
         for &region in &op.regions {
             self.block(region, Some(id));
@@ -199,7 +211,7 @@ impl<'a> Verifier<'a> {
         let mut ok = true;
         let owner = format!("'{}'", op.kind);
         for (name, value) in &op.attrs {
-            if let Err(d) = check_attribute(&owner, &declared, name, value, op.span) {
+            if let Err(d) = check_attribute(&owner, &declared, name, value, op.attr_span(name)) {
                 self.diags.push(d);
                 ok = false;
             }
@@ -237,8 +249,7 @@ impl<'a> Verifier<'a> {
     }
 
     /// Every value of an index list is an `index`, and there is one per dimension (or none when `optional`).
-    pub(crate) fn indices(&mut self, op: &Operation, group: &str, rank: usize, optional: bool) {
-        let indices = op.group(group);
+    pub(crate) fn indices(&mut self, op: &Operation, indices: &[Value], rank: usize, optional: bool) {
         if !(indices.len() == rank || optional && indices.is_empty()) {
             self.error(op.span, format!("'{}' needs {rank} indices, found {}", op.kind, indices.len()));
         }
@@ -259,34 +270,6 @@ impl<'a> Verifier<'a> {
         if let Some(t) = self.result_type(op) {
             if !t.is_index() {
                 self.error(op.span, format!("'{}' produces 'index', not '{t}'", op.kind));
-            }
-        }
-    }
-
-    /// A required attribute that is a keyword from a set.
-    pub(crate) fn keyword_attr(&mut self, op: &Operation, name: &str, allowed: &[&str]) -> Option<String> {
-        match op.attr(name).and_then(|a| a.as_keyword()) {
-            Some(k) if allowed.contains(&k) => Some(k.to_string()),
-            _ => {
-                self.error(op.span, format!("'{}' needs '{name}' to be one of {}", op.kind, allowed.join(", ")));
-                None
-            }
-        }
-    }
-
-    /// A required integer attribute.
-    pub(crate) fn int_attr(&mut self, op: &Operation, name: &str) -> Option<i64> {
-        match op.attr(name) {
-            Some(a) => match a.as_int() {
-                Some(n) => Some(n),
-                None => {
-                    self.error(op.span, format!("'{}' needs '{name}' to be an integer, found {}", op.kind, a.kind_name()));
-                    None
-                }
-            },
-            None => {
-                self.error(op.span, format!("'{}' needs the attribute '{name}'", op.kind));
-                None
             }
         }
     }

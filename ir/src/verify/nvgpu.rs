@@ -1,49 +1,39 @@
 //! Rules of the `nvgpu` dialect's ops (shapes follow the PTX ISA and MLIR's `nvgpu` dialect).
 
-use crate::body::Operation;
-use crate::ops::OpKind;
+use crate::body::{Operation, Value};
+use crate::ops::typed::{self, AnyOp};
+use crate::ops::{MatrixOrder, MmaShape};
 use crate::types::{MemorySpace, ScalarType, Type};
 use crate::verify::{mma_types_supported, Verifier};
 
-pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation) {
-    match op.kind {
-        OpKind::ThreadId => {
-            v.keyword_attr(op, "dim", &["x", "y", "z"]);
-            v.index_result(op);
-        }
-        OpKind::LaneId | OpKind::WarpId => v.index_result(op),
-        OpKind::LdMatrix => ldmatrix(v, op),
-        OpKind::StMatrix => stmatrix(v, op),
-        OpKind::MmaSync => mma_sync(v, op),
-        OpKind::DeviceAsyncCopy => async_copy(v, op),
-        OpKind::DeviceAsyncWait => {
-            if let Some(n) = op.attr("numGroups") {
-                if !n.as_int().is_some_and(|n| (0..=7).contains(&n)) {
-                    v.error(op.span, "'nvgpu.device_async_wait' numGroups must be an integer in 0..=7");
-                }
+/// The rules of one op, whose attributes the catalogue already checked (so its typed view exists).
+pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp) {
+    match typed {
+        AnyOp::ThreadId(_) | AnyOp::LaneId(_) | AnyOp::WarpId(_) => v.index_result(op),
+        AnyOp::LdMatrix(ld) => ldmatrix(v, op, &ld),
+        AnyOp::StMatrix(st) => stmatrix(v, op, &st),
+        AnyOp::MmaSync(mma) => mma_sync(v, op, &mma),
+        AnyOp::DeviceAsyncCopy(copy) => async_copy(v, op, &copy),
+        AnyOp::DeviceAsyncWait(wait) => {
+            if wait.num_groups > 7 {
+                v.error(op.span, "'nvgpu.device_async_wait' numGroups must be an integer in 0..=7");
             }
         }
-        OpKind::Load => load(v, op),
-        OpKind::Store => store(v, op),
-        OpKind::Extract => extract(v, op),
-        OpKind::Insert => insert(v, op),
+        AnyOp::Load(load) => self::load(v, op, &load),
+        AnyOp::Store(store) => self::store(v, op, &store),
+        AnyOp::Extract(extract) => self::extract(v, op, &extract),
+        AnyOp::Insert(insert) => self::insert(v, op, &insert),
         _ => {}
     }
 }
 
-/// `numTiles` ∈ {1, 2, 4} and an optional boolean `transpose`.
-fn matrix_attrs(v: &mut Verifier<'_>, op: &Operation) -> Option<u64> {
-    if let Some(t) = op.attr("transpose") {
-        if t.as_bool().is_none() {
-            v.error(op.span, format!("'{}' transpose must be true or false", op.kind));
-        }
-    }
-    let n = v.int_attr(op, "numTiles")?;
-    if ![1, 2, 4].contains(&n) {
-        v.error(op.span, format!("'{}' numTiles must be 1, 2 or 4, found {n}", op.kind));
+/// `numTiles` ∈ {1, 2, 4}.
+fn matrix_count(v: &mut Verifier<'_>, op: &Operation, num_tiles: u32) -> Option<u64> {
+    if ![1, 2, 4].contains(&num_tiles) {
+        v.error(op.span, format!("'{}' numTiles must be 1, 2 or 4, found {num_tiles}", op.kind));
         return None;
     }
-    Some(n as u64)
+    Some(u64::from(num_tiles))
 }
 
 /// The per-thread fragment of `n` 8x8 b16 matrices: `vector<Nx2xT>` with a 16-bit `T`.
@@ -58,18 +48,18 @@ fn check_fragment(v: &mut Verifier<'_>, op: &Operation, ty: &Type, n: u64) {
 /// units, i.e. bytes, so a tile of bytes reads as 16-byte rows of 16 elements, 4 per 32-bit register
 /// (`vector<Nx4xi8>`), as MLIR's `nvgpu.ldmatrix` allows. `.trans` would swap 16-bit units, which splits no
 /// byte pair but is not an element transpose, so it stays 16-bit only (as in MLIR).
-fn ldmatrix(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(src), Some(result)) = (op.operand("src"), v.result_type(op)) else { return };
-    let Some(tile) = v.tile_in(op, src, "its source", MemorySpace::Shared) else { return };
-    v.indices(op, "indices", tile.rank(), false);
-    let trans = op.attr("transpose").and_then(|a| a.as_bool()).unwrap_or(false);
+fn ldmatrix(v: &mut Verifier<'_>, op: &Operation, ld: &typed::LdMatrix) {
+    let Some(result) = v.result_type(op) else { return };
+    let Some(tile) = v.tile_in(op, ld.src, "its source", MemorySpace::Shared) else { return };
+    v.indices(op, &ld.indices, tile.rank(), false);
+    let trans = ld.transpose;
     let bits = tile.elem.bit_width();
     let bytes = bits == 8 && !trans;
     if bits != 16 && !bytes {
         let what = if bits == 8 { "; 8-bit ones only without transpose" } else { "" };
         v.error(op.span, format!("'nvgpu.ldmatrix' loads 16-bit elements{what}, found '{}'", tile.elem));
     }
-    if let Some(n) = matrix_attrs(v, op) {
+    if let Some(n) = matrix_count(v, op, ld.num_tiles) {
         if bytes {
             if !matches!(result, Type::Vector(t) if t.shape == [n, 4]) {
                 v.error(op.span, format!("'nvgpu.ldmatrix' of 8-bit elements with numTiles = {n} moves 'vector<{n}x4x{}>', found '{result}'", tile.elem));
@@ -83,12 +73,11 @@ fn ldmatrix(v: &mut Verifier<'_>, op: &Operation) {
     }
 }
 
-fn stmatrix(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(value), Some(dst)) = (op.operand("value"), op.operand("dst")) else { return };
-    let Some(tile) = v.tile_in(op, dst, "its destination", MemorySpace::Shared) else { return };
-    v.indices(op, "indices", tile.rank(), false);
-    if let Some(n) = matrix_attrs(v, op) {
-        let ty = v.ty(value);
+fn stmatrix(v: &mut Verifier<'_>, op: &Operation, st: &typed::StMatrix) {
+    let Some(tile) = v.tile_in(op, st.dst, "its destination", MemorySpace::Shared) else { return };
+    v.indices(op, &st.indices, tile.rank(), false);
+    if let Some(n) = matrix_count(v, op, st.num_tiles) {
+        let ty = v.ty(st.value);
         check_fragment(v, op, ty, n);
         if ty.element_type() != tile.elem {
             v.error(op.span, format!("'nvgpu.stmatrix' stores '{}' into a tile of '{}'", ty.element_type(), tile.elem));
@@ -106,16 +95,10 @@ fn fragment_sizes(m: u64, n: u64, k: u64) -> (u64, u64, u64) {
     }
 }
 
-fn mma_sync(v: &mut Verifier<'_>, op: &Operation) {
-    let shape = op.attr("mmaShape").and_then(|a| a.as_int_array());
-    let Some([m, n, k]) = shape.as_deref().and_then(|s| <[i64; 3]>::try_from(s).ok()) else {
-        v.error(op.span, "'nvgpu.mma.sync' needs 'mmaShape = [m, n, k]'");
-        return;
-    };
-    let (Some(a), Some(b), Some(c), Some(result)) = (op.operand("a"), op.operand("b"), op.operand("c"), v.result_type(op)) else {
-        return;
-    };
-    let (Some(ta), Some(tb), Some(tc)) = (v.vector(op, a, "A"), v.vector(op, b, "B"), v.vector(op, c, "C")) else {
+fn mma_sync(v: &mut Verifier<'_>, op: &Operation, mma: &typed::MmaSync) {
+    let MmaShape { m, n, k } = mma.mma_shape;
+    let Some(result) = v.result_type(op) else { return };
+    let (Some(ta), Some(tb), Some(tc)) = (v.vector(op, mma.a, "A"), v.vector(op, mma.b, "B"), v.vector(op, mma.c, "C")) else {
         return;
     };
     let ab = ta.elem;
@@ -140,19 +123,10 @@ fn mma_sync(v: &mut Verifier<'_>, op: &Operation) {
         v.error(op.span, format!("'nvgpu.mma.sync' does not accumulate '{ab}' into '{}'", tc.elem));
     }
     // `.row`/`.col` of A and B (`layoutA = col`): only m8n8k4 has other forms than `.row.col`.
-    let layout = |name: &str, default: &str| match op.attr(name) {
-        None => Some(default.to_string()),
-        Some(a) => a.as_keyword().or(a.as_str()).filter(|k| *k == "row" || *k == "col").map(str::to_string),
-    };
-    match (layout("layoutA", "row"), layout("layoutB", "col")) {
-        (Some(la), Some(lb)) => {
-            if (m, n, k) != (8, 8, 4) && (la != "row" || lb != "col") {
-                v.error(op.span, format!("'nvgpu.mma.sync' m{m}n{n}k{k} exists only as layoutA = row, layoutB = col"));
-            }
-        }
-        _ => v.error(op.span, "'nvgpu.mma.sync' layoutA and layoutB must be 'row' or 'col'"),
+    if (m, n, k) != (8, 8, 4) && (mma.layout_a, mma.layout_b) != (MatrixOrder::Row, MatrixOrder::Col) {
+        v.error(op.span, format!("'nvgpu.mma.sync' m{m}n{n}k{k} exists only as layoutA = row, layoutB = col"));
     }
-    let (fa, fb, fc) = fragment_sizes(m as u64, n as u64, k as u64);
+    let (fa, fb, fc) = fragment_sizes(u64::from(m), u64::from(n), u64::from(k));
     for (what, ty, expected) in [("A", ta, fa), ("B", tb, fb), ("C", tc, fc)] {
         if ty.num_elements() != expected {
             v.error(op.span, format!("'nvgpu.mma.sync' m{m}n{n}k{k} needs {expected} elements of {what} per thread, found '{ty}'"));
@@ -163,23 +137,21 @@ fn mma_sync(v: &mut Verifier<'_>, op: &Operation) {
     }
 }
 
-fn async_copy(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(src), Some(dst)) = (op.operand("src"), op.operand("dst")) else { return };
-    let src = v.tile_in(op, src, "its source", MemorySpace::Global);
-    let dst = v.tile_in(op, dst, "its destination", MemorySpace::Shared);
+fn async_copy(v: &mut Verifier<'_>, op: &Operation, copy: &typed::DeviceAsyncCopy) {
+    let src = v.tile_in(op, copy.src, "its source", MemorySpace::Global);
+    let dst = v.tile_in(op, copy.dst, "its destination", MemorySpace::Shared);
     let (Some(src), Some(dst)) = (src, dst) else { return };
-    v.indices(op, "src_indices", src.rank(), false);
-    v.indices(op, "dst_indices", dst.rank(), false);
+    v.indices(op, &copy.src_indices, src.rank(), false);
+    v.indices(op, &copy.dst_indices, dst.rank(), false);
     if src.elem != dst.elem {
         v.error(op.span, format!("'nvgpu.device_async_copy' copies '{}' into '{}'", src.elem, dst.elem));
     }
-    if let Some(n) = v.int_attr(op, "dstElements") {
-        let bits = n * dst.elem.bit_width() as i64;
-        if ![32, 64, 128].contains(&bits) {
-            v.error(op.span, format!("'nvgpu.device_async_copy' moves 4, 8 or 16 bytes, not {n} x {}", dst.elem));
-        }
+    let n = copy.dst_elements;
+    let bits = u64::from(n) * u64::from(dst.elem.bit_width());
+    if ![32, 64, 128].contains(&bits) {
+        v.error(op.span, format!("'nvgpu.device_async_copy' moves 4, 8 or 16 bytes, not {n} x {}", dst.elem));
     }
-    if let Some(s) = op.operand("src_elements") {
+    if let Some(s) = copy.src_elements {
         if !v.ty(s).is_index() {
             v.error(op.span, "'nvgpu.device_async_copy' source element count must be 'index'");
         }
@@ -208,57 +180,53 @@ fn memory_tile<'a>(v: &mut Verifier<'a>, op: &Operation, mem: crate::body::Value
     }
 }
 
-fn load(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(src), Some(result)) = (op.operand("src"), v.result_type(op)) else { return };
-    let Some(tile) = memory_tile(v, op, src) else { return };
-    v.indices(op, "indices", tile.rank(), false);
+fn load(v: &mut Verifier<'_>, op: &Operation, load: &typed::Load) {
+    let Some(result) = v.result_type(op) else { return };
+    let Some(tile) = memory_tile(v, op, load.src) else { return };
+    v.indices(op, &load.indices, tile.rank(), false);
     check_access(v, op, result, tile.elem);
-    check_mask(v, op);
+    check_mask(v, op, load.mask);
 }
 
-fn store(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(value), Some(dst)) = (op.operand("value"), op.operand("dst")) else { return };
-    let Some(tile) = memory_tile(v, op, dst) else { return };
-    v.indices(op, "indices", tile.rank(), false);
-    let ty = v.ty(value);
+fn store(v: &mut Verifier<'_>, op: &Operation, store: &typed::Store) {
+    let Some(tile) = memory_tile(v, op, store.dst) else { return };
+    v.indices(op, &store.indices, tile.rank(), false);
+    let ty = v.ty(store.value);
     check_access(v, op, ty, tile.elem);
-    check_mask(v, op);
+    check_mask(v, op, store.mask);
 }
 
 /// The optional `if %mask` of a load or store is an `i1`.
-fn check_mask(v: &mut Verifier<'_>, op: &Operation) {
-    if let Some(mask) = op.operand("mask") {
+fn check_mask(v: &mut Verifier<'_>, op: &Operation, mask: Option<Value>) {
+    if let Some(mask) = mask {
         if v.ty(mask) != &Type::Scalar(ScalarType::I1) {
             v.error(op.span, format!("'{}' mask must be 'i1', found '{}'", op.kind, v.ty(mask)));
         }
     }
 }
 
-fn position(v: &mut Verifier<'_>, op: &Operation, shape: &[u64]) {
-    let pos = op.attr("position").and_then(|a| a.as_int_array());
-    let ok = pos.is_some_and(|p| p.len() == shape.len() && p.iter().zip(shape).all(|(&i, &n)| i >= 0 && (i as u64) < n));
+fn position(v: &mut Verifier<'_>, op: &Operation, position: &[u32], shape: &[u64]) {
+    let ok = position.len() == shape.len() && position.iter().zip(shape).all(|(&i, &n)| u64::from(i) < n);
     if !ok {
         v.error(op.span, format!("'{}' needs a position like [i, j] inside the vector's shape", op.kind));
     }
 }
 
-fn extract(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(vector), Some(result)) = (op.operand("vector"), v.result_type(op)) else { return };
-    let Some(t) = v.vector(op, vector, "its operand") else { return };
-    position(v, op, &t.shape.clone());
+fn extract(v: &mut Verifier<'_>, op: &Operation, extract: &typed::Extract) {
+    let Some(result) = v.result_type(op) else { return };
+    let Some(t) = v.vector(op, extract.vector, "its operand") else { return };
+    position(v, op, &extract.position, &t.shape.clone());
     if result != &Type::Scalar(t.elem) {
         v.error(op.span, format!("'nvgpu.extract' from '{t}' produces '{}', not '{result}'", t.elem));
     }
 }
 
-fn insert(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(value), Some(vector), Some(result)) = (op.operand("value"), op.operand("vector"), v.result_type(op)) else {
-        return;
-    };
-    let Some(t) = v.vector(op, vector, "its destination") else { return };
-    position(v, op, &t.shape.clone());
-    if v.ty(value) != &Type::Scalar(t.elem) {
-        v.error(op.span, format!("'nvgpu.insert' puts '{}' into '{t}'", v.ty(value)));
+fn insert(v: &mut Verifier<'_>, op: &Operation, insert: &typed::Insert) {
+    let Some(result) = v.result_type(op) else { return };
+    let Some(t) = v.vector(op, insert.vector, "its destination") else { return };
+    position(v, op, &insert.position, &t.shape.clone());
+    if v.ty(insert.value) != &Type::Scalar(t.elem) {
+        v.error(op.span, format!("'nvgpu.insert' puts '{}' into '{t}'", v.ty(insert.value)));
     }
     if result != &Type::Vector(t.clone()) {
         v.error(op.span, format!("'nvgpu.insert' result must be '{t}', found '{result}'"));

@@ -1,36 +1,40 @@
 //! Rules of the `tile` dialect's ops.
 
-use crate::attr::Attribute;
-use crate::body::{OpId, Operation};
-use crate::ops::OpKind;
+use crate::body::{OpId, Operation, Value};
+use crate::ops::typed::{self, AnyOp};
+use crate::ops::{Literal, OpKind};
 use crate::types::{Dim, MemorySpace, ScalarType, Type};
 use crate::verify::{mma_types_supported, Verifier};
 
-pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, parent: Option<OpId>) {
-    match op.kind {
-        OpKind::Func => v.error(op.span, "'tile.func' may only appear at the top level"),
-        OpKind::For => for_op(v, op),
-        OpKind::Yield => yield_op(v, op, parent),
-        OpKind::Return if parent.is_some() => v.error(op.span, "'tile.return' must be in the function body, not in a loop"),
-        OpKind::Return => {}
-        OpKind::Constant => constant(v, op),
-        OpKind::BlockId | OpKind::GridDim => {
-            v.keyword_attr(op, "dim", &["x", "y", "z"]);
-            v.index_result(op);
-        }
-        OpKind::Dim => dim(v, op),
-        k if k.is_binary_arith() => binary(v, op),
-        OpKind::Cmp => cmp(v, op),
-        OpKind::Select => select(v, op),
-        OpKind::Cast => cast(v, op),
-        OpKind::Splat => splat(v, op),
-        OpKind::Fill => fill(v, op),
-        OpKind::AllocShared => alloc_shared(v, op),
-        OpKind::CopyG2S => copy_g2s(v, op),
-        OpKind::CopyS2R => copy_s2r(v, op),
-        OpKind::CopyR2S => copy_from_reg(v, op, MemorySpace::Shared),
-        OpKind::CopyR2G => copy_from_reg(v, op, MemorySpace::Global),
-        OpKind::Mma => mma(v, op),
+/// The rules of one op, whose attributes the catalogue already checked (so its typed view exists).
+pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp, parent: Option<OpId>) {
+    match typed {
+        AnyOp::Func(_) => v.error(op.span, "'tile.func' may only appear at the top level"),
+        AnyOp::For(f) => for_op(v, op, &f),
+        AnyOp::Yield(y) => yield_op(v, op, &y.values, parent),
+        AnyOp::Return(_) if parent.is_some() => v.error(op.span, "'tile.return' must be in the function body, not in a loop"),
+        AnyOp::Return(_) => {}
+        AnyOp::Constant(c) => constant(v, op, c.value),
+        AnyOp::BlockId(_) | AnyOp::GridDim(_) => v.index_result(op),
+        AnyOp::Dim(d) => dim(v, op, &d),
+        AnyOp::Add(typed::Add { lhs, rhs })
+        | AnyOp::Sub(typed::Sub { lhs, rhs })
+        | AnyOp::Mul(typed::Mul { lhs, rhs })
+        | AnyOp::Div(typed::Div { lhs, rhs })
+        | AnyOp::Rem(typed::Rem { lhs, rhs })
+        | AnyOp::Min(typed::Min { lhs, rhs })
+        | AnyOp::Max(typed::Max { lhs, rhs }) => binary(v, op, lhs, rhs),
+        AnyOp::Cmp(c) => cmp(v, op, &c),
+        AnyOp::Select(s) => select(v, op, &s),
+        AnyOp::Cast(c) => cast(v, op, c.source),
+        AnyOp::Splat(s) => splat(v, op, s.value),
+        AnyOp::Fill(f) => fill(v, op, f.value),
+        AnyOp::AllocShared(_) => alloc_shared(v, op),
+        AnyOp::CopyG2S(c) => copy_g2s(v, op, &c),
+        AnyOp::CopyS2R(c) => copy_s2r(v, op, &c),
+        AnyOp::CopyR2S(c) => copy_from_reg(v, op, c.value, c.dst, &c.dst_indices, MemorySpace::Shared),
+        AnyOp::CopyR2G(c) => copy_from_reg(v, op, c.value, c.dst, &c.dst_indices, MemorySpace::Global),
+        AnyOp::Mma(m) => mma(v, op, &m),
         _ => {}
     }
 }
@@ -55,12 +59,10 @@ fn same_value_type(a: &Type, b: &Type) -> bool {
     }
 }
 
-fn for_op(v: &mut Verifier<'_>, op: &Operation) {
-    for name in ["lower", "upper", "step"] {
-        if let Some(x) = op.operand(name) {
-            if !v.ty(x).is_index() {
-                v.error(op.span, format!("'tile.for' bound '{name}' must be 'index', found '{}'", v.ty(x)));
-            }
+fn for_op(v: &mut Verifier<'_>, op: &Operation, f: &typed::For) {
+    for (name, x) in [("lower", f.lower), ("upper", f.upper), ("step", f.step)] {
+        if !v.ty(x).is_index() {
+            v.error(op.span, format!("'tile.for' bound '{name}' must be 'index', found '{}'", v.ty(x)));
         }
     }
     let Some(&region) = op.regions.first() else {
@@ -69,7 +71,7 @@ fn for_op(v: &mut Verifier<'_>, op: &Operation) {
     };
     let body = &v.func.body;
     let args = &body.block(region).args;
-    let inits = op.group("inits");
+    let inits = &f.inits;
     if args.len() != inits.len() + 1 || op.results.len() != inits.len() {
         v.error(op.span, "'tile.for' needs one body argument per iter_arg plus the induction variable, and one result per iter_arg");
         return;
@@ -88,12 +90,11 @@ fn for_op(v: &mut Verifier<'_>, op: &Operation) {
     }
 }
 
-fn yield_op(v: &mut Verifier<'_>, op: &Operation, parent: Option<OpId>) {
+fn yield_op(v: &mut Verifier<'_>, op: &Operation, values: &[Value], parent: Option<OpId>) {
     let Some(parent) = parent.map(|p| v.func.body.op(p)) else {
         v.error(op.span, "'tile.yield' must end a loop body; a function ends with 'tile.return'");
         return;
     };
-    let values = op.group("values");
     if values.len() != parent.results.len() {
         v.error(op.span, format!("'tile.yield' passes {} value(s), but the loop carries {}", values.len(), parent.results.len()));
         return;
@@ -106,23 +107,20 @@ fn yield_op(v: &mut Verifier<'_>, op: &Operation, parent: Option<OpId>) {
     }
 }
 
-fn constant(v: &mut Verifier<'_>, op: &Operation) {
+fn constant(v: &mut Verifier<'_>, op: &Operation, value: Literal) {
     let Some(ty) = v.result_type(op) else { return };
     let Some(scalar) = ty.as_scalar() else {
         v.error(op.span, format!("'tile.constant' produces a scalar, not '{ty}'; use 'tile.fill' for tiles"));
         return;
     };
-    match op.attr("value") {
-        Some(value) => check_scalar_value(v, op, value, scalar),
-        None => v.error(op.span, "'tile.constant' needs a value"),
-    }
+    check_scalar_value(v, op, value, scalar);
 }
 
 /// A constant fits its type: integers in range, floats only for float types, booleans for `i1`.
-fn check_scalar_value(v: &mut Verifier<'_>, op: &Operation, value: &Attribute, ty: ScalarType) {
+fn check_scalar_value(v: &mut Verifier<'_>, op: &Operation, value: Literal, ty: ScalarType) {
     let ok = match (value, ty) {
-        (Attribute::Bool(_), ScalarType::I1) => true,
-        (Attribute::Int(n), t) if t.is_integer() => {
+        (Literal::Bool(_), ScalarType::I1) => true,
+        (Literal::Int(n), t) if t.is_integer() => {
             let (lo, hi): (i64, i64) = match t {
                 ScalarType::I1 => (0, 1),
                 ScalarType::I4 => (-8, 7),
@@ -132,13 +130,13 @@ fn check_scalar_value(v: &mut Verifier<'_>, op: &Operation, value: &Attribute, t
                 ScalarType::I32 => (i32::MIN as i64, i32::MAX as i64),
                 _ => (i64::MIN, i64::MAX),
             };
-            if *n < lo || *n > hi {
+            if n < lo || n > hi {
                 v.error(op.span, format!("value {n} does not fit in '{t}' ({lo}..={hi})"));
                 return;
             }
             true
         }
-        (Attribute::Int(_) | Attribute::Float(_), t) if t.is_float() => true,
+        (Literal::Int(_) | Literal::Float(_), t) if t.is_float() => true,
         _ => false,
     };
     if !ok {
@@ -146,22 +144,17 @@ fn check_scalar_value(v: &mut Verifier<'_>, op: &Operation, value: &Attribute, t
     }
 }
 
-fn dim(v: &mut Verifier<'_>, op: &Operation) {
+fn dim(v: &mut Verifier<'_>, op: &Operation, d: &typed::Dim) {
     v.index_result(op);
-    let Some(source) = op.operand("source") else { return };
-    let Some(tile) = v.tile_in(op, source, "its source", MemorySpace::Global) else { return };
+    let Some(tile) = v.tile_in(op, d.source, "its source", MemorySpace::Global) else { return };
     let rank = tile.rank();
-    if let Some(axis) = v.int_attr(op, "axis") {
-        if axis < 0 || axis as usize >= rank {
-            v.error(op.span, format!("axis {axis} is out of range for a rank-{rank} tile"));
-        }
+    if d.axis as usize >= rank {
+        v.error(op.span, format!("axis {} is out of range for a rank-{rank} tile", d.axis));
     }
 }
 
-fn binary(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(lhs), Some(rhs), Some(result)) = (op.operand("lhs"), op.operand("rhs"), v.result_type(op)) else {
-        return;
-    };
+fn binary(v: &mut Verifier<'_>, op: &Operation, lhs: Value, rhs: Value) {
+    let Some(result) = v.result_type(op) else { return };
     let (tl, tr) = (v.ty(lhs), v.ty(rhs));
     if !same_value_type(tl, result) || !same_value_type(tr, result) {
         v.error(op.span, format!("'{}' operands and result must have one type, found '{tl}', '{tr}' and '{result}'", op.kind));
@@ -180,12 +173,9 @@ fn binary(v: &mut Verifier<'_>, op: &Operation) {
     }
 }
 
-fn cmp(v: &mut Verifier<'_>, op: &Operation) {
-    v.keyword_attr(op, "predicate", &["eq", "ne", "lt", "le", "gt", "ge"]);
-    let (Some(lhs), Some(rhs), Some(result)) = (op.operand("lhs"), op.operand("rhs"), v.result_type(op)) else {
-        return;
-    };
-    let (tl, tr) = (v.ty(lhs), v.ty(rhs));
+fn cmp(v: &mut Verifier<'_>, op: &Operation, c: &typed::Cmp) {
+    let Some(result) = v.result_type(op) else { return };
+    let (tl, tr) = (v.ty(c.lhs), v.ty(c.rhs));
     if tl != tr {
         v.error(op.span, format!("'tile.cmp' compares values of one type, found '{tl}' and '{tr}'"));
     }
@@ -194,12 +184,9 @@ fn cmp(v: &mut Verifier<'_>, op: &Operation) {
     }
 }
 
-fn select(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(cond), Some(a), Some(b), Some(result)) =
-        (op.operand("cond"), op.operand("true_value"), op.operand("false_value"), v.result_type(op))
-    else {
-        return;
-    };
+fn select(v: &mut Verifier<'_>, op: &Operation, s: &typed::Select) {
+    let Some(result) = v.result_type(op) else { return };
+    let (cond, a, b) = (s.cond, s.true_value, s.false_value);
     if v.ty(cond) != &Type::Scalar(ScalarType::I1) {
         v.error(op.span, format!("'tile.select' condition must be 'i1', found '{}'", v.ty(cond)));
     }
@@ -208,8 +195,8 @@ fn select(v: &mut Verifier<'_>, op: &Operation) {
     }
 }
 
-fn cast(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(source), Some(result)) = (op.operand("source"), v.result_type(op)) else { return };
+fn cast(v: &mut Verifier<'_>, op: &Operation, source: Value) {
+    let Some(result) = v.result_type(op) else { return };
     let from = v.ty(source);
     let same_shape = match (from, result) {
         (Type::Scalar(_), Type::Scalar(_)) => true,
@@ -222,8 +209,8 @@ fn cast(v: &mut Verifier<'_>, op: &Operation) {
     }
 }
 
-fn splat(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(value), Some(result)) = (op.operand("value"), v.result_type(op)) else { return };
+fn splat(v: &mut Verifier<'_>, op: &Operation, value: Value) {
+    let Some(result) = v.result_type(op) else { return };
     let ok = matches!(result, Type::Vector(_)) || matches!(result, Type::Tile(t) if t.space == MemorySpace::Register);
     if !ok {
         v.error(op.span, format!("'tile.splat' produces a register tile or a vector, not '{result}'"));
@@ -232,7 +219,7 @@ fn splat(v: &mut Verifier<'_>, op: &Operation) {
     }
 }
 
-fn fill(v: &mut Verifier<'_>, op: &Operation) {
+fn fill(v: &mut Verifier<'_>, op: &Operation, value: Literal) {
     let Some(result) = v.result_type(op) else { return };
     let ok = matches!(result, Type::Vector(_)) || matches!(result, Type::Tile(t) if t.space == MemorySpace::Register);
     if !ok {
@@ -244,10 +231,7 @@ fn fill(v: &mut Verifier<'_>, op: &Operation) {
             v.error(op.span, "'tile.fill' needs a static shape");
         }
     }
-    match op.attr("value") {
-        Some(value) => check_scalar_value(v, op, value, result.element_type()),
-        None => v.error(op.span, "'tile.fill' needs a value"),
-    }
+    check_scalar_value(v, op, value, result.element_type());
 }
 
 fn alloc_shared(v: &mut Verifier<'_>, op: &Operation) {
@@ -262,19 +246,18 @@ fn alloc_shared(v: &mut Verifier<'_>, op: &Operation) {
     }
 }
 
-fn copy_g2s(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(src), Some(dst)) = (op.operand("src"), op.operand("dst")) else { return };
-    let src = v.tile_in(op, src, "its source", MemorySpace::Global);
-    let dst = v.tile_in(op, dst, "its destination", MemorySpace::Shared);
+fn copy_g2s(v: &mut Verifier<'_>, op: &Operation, copy: &typed::CopyG2S) {
+    let src = v.tile_in(op, copy.src, "its source", MemorySpace::Global);
+    let dst = v.tile_in(op, copy.dst, "its destination", MemorySpace::Shared);
     let (Some(src), Some(dst)) = (src, dst) else { return };
-    v.indices(op, "src_indices", src.rank(), false);
+    v.indices(op, &copy.src_indices, src.rank(), false);
     same_elem_and_rank(v, op, src.elem, src.rank(), dst.elem, dst.rank());
 }
 
-fn copy_s2r(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(src), Some(result)) = (op.operand("src"), v.result_type(op)) else { return };
-    let Some(src) = v.tile_in(op, src, "its source", MemorySpace::Shared) else { return };
-    v.indices(op, "src_indices", src.rank(), true);
+fn copy_s2r(v: &mut Verifier<'_>, op: &Operation, copy: &typed::CopyS2R) {
+    let Some(result) = v.result_type(op) else { return };
+    let Some(src) = v.tile_in(op, copy.src, "its source", MemorySpace::Shared) else { return };
+    v.indices(op, &copy.src_indices, src.rank(), true);
     let Type::Tile(dst) = result else {
         v.error(op.span, format!("'tile.copy_s2r' produces a register tile, not '{result}'"));
         return;
@@ -284,18 +267,17 @@ fn copy_s2r(v: &mut Verifier<'_>, op: &Operation) {
         return;
     }
     same_elem_and_rank(v, op, src.elem, src.rank(), dst.elem, dst.rank());
-    window_fits(v, op, &src.shape, &dst.shape, op.group("src_indices").is_empty());
+    window_fits(v, op, &src.shape, &dst.shape, copy.src_indices.is_empty());
 }
 
-fn copy_from_reg(v: &mut Verifier<'_>, op: &Operation, space: MemorySpace) {
-    let (Some(value), Some(dst)) = (op.operand("value"), op.operand("dst")) else { return };
+fn copy_from_reg(v: &mut Verifier<'_>, op: &Operation, value: Value, dst: Value, dst_indices: &[Value], space: MemorySpace) {
     let value = v.tile_in(op, value, "the stored value", MemorySpace::Register);
     let dst = v.tile_in(op, dst, "its destination", space);
     let (Some(value), Some(dst)) = (value, dst) else { return };
-    v.indices(op, "dst_indices", dst.rank(), space == MemorySpace::Shared);
+    v.indices(op, dst_indices, dst.rank(), space == MemorySpace::Shared);
     same_elem_and_rank(v, op, value.elem, value.rank(), dst.elem, dst.rank());
     if space == MemorySpace::Shared {
-        window_fits(v, op, &dst.shape, &value.shape, op.group("dst_indices").is_empty());
+        window_fits(v, op, &dst.shape, &value.shape, dst_indices.is_empty());
     }
 }
 
@@ -320,10 +302,9 @@ fn window_fits(v: &mut Verifier<'_>, op: &Operation, whole: &[Dim], window: &[Di
     }
 }
 
-fn mma(v: &mut Verifier<'_>, op: &Operation) {
-    let (Some(a), Some(b), Some(c), Some(result)) = (op.operand("a"), op.operand("b"), op.operand("c"), v.result_type(op)) else {
-        return;
-    };
+fn mma(v: &mut Verifier<'_>, op: &Operation, mma: &typed::Mma) {
+    let Some(result) = v.result_type(op) else { return };
+    let (a, b, c) = (mma.a, mma.b, mma.c);
     let ta = v.tile_in(op, a, "A", MemorySpace::Register);
     let tb = v.tile_in(op, b, "B", MemorySpace::Register);
     let tc = v.tile_in(op, c, "C", MemorySpace::Register);
