@@ -103,6 +103,10 @@ pub struct CompileArgs {
     /// wavefronts of every warp-level access after lowering.
     #[arg(long, value_enum, value_name = "KIND")]
     pub report: Vec<Report>,
+    /// Do not use the on-disk cache of outputs (`$TILEC_CACHE_DIR`, `$XDG_CACHE_HOME/tilec` or
+    /// `~/.cache/tilec`; `TILEC_CACHE=0` disables it too).
+    #[arg(long)]
+    pub no_cache: bool,
     #[arg(skip)]
     pub input: String,
 }

@@ -1,6 +1,7 @@
 //! The `tilec` driver: command-line parsing, subcommands, and how failures become exit codes.
 //! `main.rs` only calls [`main_with_args`].
 
+pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod error;

@@ -34,6 +34,8 @@ config.environment["PATH"] = os.pathsep.join([llvm_bin, os.path.dirname(tilec), 
 for var in ("HOME", "TMPDIR", "RUST_BACKTRACE"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# Every RUN line compiles: no on-disk cache (it would also write under $HOME). tests/tests/cache.rs tests it.
+config.environment["TILEC_CACHE"] = "0"
 
 # Longest names first, so that %tilec does not eat a prefix of a longer substitution.
 config.substitutions.append(("%mlir-opt", os.path.join(llvm_bin, "mlir-opt")))

@@ -40,15 +40,23 @@ pub fn tilec() -> &'static Path {
     })
 }
 
-/// `tilec ARGS` from the repository root, no standard input, without colour or backtraces.
+/// `tilec ARGS` from the repository root, no standard input, without colour or backtraces, and without
+/// the on-disk cache (`TILEC_CACHE=0`: every run compiles, and tests write nothing under `$HOME`).
 pub fn run(args: &[&str]) -> Output {
     run_with_stdin(args, None)
 }
 
 /// [`run`] with `stdin` piped in.
 pub fn run_with_stdin(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    run_with_env(args, stdin, &[("TILEC_CACHE", "0")])
+}
+
+/// [`run_with_stdin`] with the environment variables `env` set (and no others changed: the cache is on
+/// unless `env` turns it off).
+pub fn run_with_env(args: &[&str], stdin: Option<&[u8]>, env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(tilec());
     cmd.args(args).current_dir(repo_root()).env("NO_COLOR", "1").env_remove("RUST_BACKTRACE");
+    cmd.env_remove("TILEC_CACHE").env_remove("TILEC_CACHE_DIR").envs(env.iter().copied());
     cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() }).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {}: {e}", tilec().display()));
     if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {

@@ -7,6 +7,7 @@ use std::time::Instant;
 use tilec_ir::{Module, SourceFile};
 use tilec_passes::{PassContext, PassManager, PassRegistry, Target, TimingKind, TimingReport};
 
+use crate::cache::{Cache, Key, KeyBuilder};
 use crate::cli::{Backend, CompileArgs, Emit, Report};
 use crate::error::DriverError;
 use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
@@ -19,6 +20,18 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
         args.opt_level.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
     let start = Instant::now();
     let source = read_source(&args.input)?;
+    let cached = cache_for(args).map(|cache| {
+        let keys = CacheKeys::new(args, &source, backend_target, opt);
+        (cache, keys)
+    });
+    if let Some((cache, keys)) = &cached {
+        if let Some((output, manifest)) = keys.lookup(cache) {
+            if let (Some(path), Some(json)) = (&args.manifest, &manifest) {
+                write_output(path, json)?;
+            }
+            return write_output(&args.output, &output);
+        }
+    }
     let mut module = parse_and_verify(&source)?;
     let front_end = start.elapsed();
     let mut timing = run_pipeline(args, target, &source, &mut module)?;
@@ -34,6 +47,7 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     }
     let emit_start = Instant::now();
     let mut kernels = Vec::new();
+    let mut manifest_json = None;
     let output = match args.emit {
         Emit::Tir | Emit::Nvgpu => tilec_ir::print_module(&module),
         Emit::Llvm => tilec_lower_ptx::compile_to_llvm_ir(&module, backend_target, opt)
@@ -58,9 +72,14 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
             return Err(DriverError::Usage("--manifest describes PTX kernels: use it with --emit ptx".into()));
         }
         let json = serde_json::to_string_pretty(&kernels).map_err(|e| DriverError::Usage(format!("manifest: {e}")))?;
-        write_output(path, format!("{json}\n").as_bytes())?;
+        let json = format!("{json}\n");
+        write_output(path, json.as_bytes())?;
+        manifest_json = Some(json);
     }
     write_output(&args.output, output.as_bytes())?;
+    if let Some((cache, keys)) = &cached {
+        keys.store(cache, output.as_bytes(), manifest_json.as_deref().map(str::as_bytes));
+    }
     if let Some(timing) = timing.as_mut() {
         timing.push_front("parse + verify", TimingKind::Other, front_end);
         timing.push("emit", TimingKind::Other, emit_start.elapsed());
@@ -117,5 +136,70 @@ pub fn run_pipeline(
             }
             Err(diagnostics(source, e.diagnostics.0))
         }
+    }
+}
+
+/// The cache the compile command uses, or `None`: disabled (`--no-cache`, `TILEC_CACHE=0`, no cache
+/// directory), or bypassed because the run prints something besides its output (`--timing`, `--remarks`,
+/// `--print-ir-*`, `--report`), which a cache hit would not reproduce.
+fn cache_for(args: &CompileArgs) -> Option<Cache> {
+    let prints_more = args.timing
+        || args.remarks
+        || args.print_ir_after_all
+        || !args.print_ir_after.is_empty()
+        || !args.print_ir_before.is_empty()
+        || !args.report.is_empty();
+    if args.no_cache || prints_more {
+        return None;
+    }
+    Cache::from_env()
+}
+
+/// The cache keys of one compile: its output, and its manifest when `--manifest` asks for one (a second
+/// entry, so a run without `--manifest` and one with it share the output).
+struct CacheKeys {
+    output: Key,
+    manifest: Option<Key>,
+}
+
+impl CacheKeys {
+    /// Everything the output depends on: this compiler build, the input text (not its path: the outputs
+    /// do not mention it), and the options that change the output. The target and level are normalised
+    /// (`sm90` and `sm_90` share entries); the backend counts only where it is used.
+    fn new(args: &CompileArgs, source: &SourceFile, target: tilec_lower_ptx::Target, opt: tilec_lower_ptx::OptLevel) -> Self {
+        let backend = match (args.emit, args.backend) {
+            (Emit::Ptx, Backend::Mlir) | (Emit::Mlir, _) => "mlir",
+            (Emit::Ptx, Backend::Llvm) | (Emit::Llvm, _) => "llvm",
+            (Emit::Tir | Emit::Nvgpu, _) => "none",
+        };
+        let mut key = KeyBuilder::new();
+        key.field("input", source.text.as_bytes())
+            .field("emit", args.emit.to_string().as_bytes())
+            .field("target", target.chip().as_bytes())
+            .field("backend", backend.as_bytes())
+            .field("opt", opt.to_string().as_bytes())
+            .field("pipeline", args.pipeline.as_deref().unwrap_or("<default>").as_bytes())
+            .field("verify-each", if args.no_verify_each { b"no" } else { b"yes" });
+        let output = key.finish();
+        let manifest = args.manifest.is_some().then(|| key.field("artifact", b"manifest").finish());
+        CacheKeys { output, manifest }
+    }
+
+    /// The output and, when asked for, the manifest; a miss unless every entry asked for is there.
+    fn lookup(&self, cache: &Cache) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+        let output = cache.lookup(&self.output)?;
+        let manifest = match &self.manifest {
+            Some(key) => Some(cache.lookup(key)?),
+            None => None,
+        };
+        Some((output, manifest))
+    }
+
+    /// Stores what a successful compile wrote; failures are ignored (the next run compiles again).
+    fn store(&self, cache: &Cache, output: &[u8], manifest: Option<&[u8]>) {
+        if let (Some(key), Some(json)) = (&self.manifest, manifest) {
+            let _ = cache.store(key, json);
+        }
+        let _ = cache.store(&self.output, output);
     }
 }
