@@ -5,6 +5,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod input;
+pub mod target;
 
 use std::io::{IsTerminal, Write};
 
