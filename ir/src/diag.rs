@@ -279,19 +279,22 @@ impl fmt::Display for NameHint<'_> {
 }
 
 /// The candidate `name` is most likely a typo of: the closest within a small edit distance (a quarter of
-/// the name's length, at least 1 and at most 3 edits; case and `-`/`_` ignored), or the only candidate that
-/// starts with `name` (3 characters or more). `None` when nothing is that close: then a suggestion would be a
+/// the name's length, at least 1 and at most 3 edits; case and `-`/`_` ignored) when no other is as close,
+/// or the only candidate that starts with `name` (3 characters or more). `None` when nothing is that close: then a suggestion would be a
 /// guess (`tile.reduce` is 3 edits from `tile.return`, a different op).
 pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let candidates: Vec<&'a str> = candidates.into_iter().collect();
     let len = name.chars().count();
     let limit = (len / 4).clamp(1, 3);
-    let closest = candidates
-        .iter()
-        .map(|&c| (edit_distance(name, c), c))
-        .filter(|&(d, _)| d <= limit)
-        .min()
-        .map(|(_, c)| c);
+    let mut close: Vec<(usize, &'a str)> =
+        candidates.iter().map(|&c| (edit_distance(name, c), c)).filter(|&(d, _)| d <= limit).collect();
+    close.sort_unstable();
+    let closest = match close.as_slice() {
+        // Two candidates equally close: either would be a guess.
+        [(d0, _), (d1, _), ..] if d0 == d1 => None,
+        [(_, c), ..] => Some(*c),
+        [] => None,
+    };
     closest.or_else(|| {
         let lower = name.to_ascii_lowercase().replace('_', "-");
         let mut prefixed = candidates.iter().filter(|c| len >= 3 && c.to_ascii_lowercase().replace('_', "-").starts_with(&lower));
@@ -338,6 +341,7 @@ mod name_hint_tests {
         assert_eq!(did_you_mean("tile.retrun", ops), Some("tile.return"));
         assert_eq!(did_you_mean("tile.copy_g2", ops), Some("tile.copy_g2s"));
         assert_eq!(did_you_mean("tile.mmma", ops), Some("tile.mma"));
+        assert_eq!(did_you_mean("ldmatrix.x5", ["ldmatrix.x1", "ldmatrix.x4"]), None);
         let passes = ["canonicalize", "cse", "dce", "software-pipeline"];
         assert_eq!(did_you_mean("canonicalise", passes), Some("canonicalize"));
         assert_eq!(did_you_mean("canon", passes), Some("canonicalize"));
