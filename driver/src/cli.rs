@@ -4,6 +4,8 @@ use std::fmt;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::target::{DEFAULT_TARGET, TARGET_VALUES};
+
 const AFTER_HELP: &str = "\
 Exit codes:
   0  success
@@ -11,7 +13,8 @@ Exit codes:
   2  environment error: something the machine lacks (no GPU, no ptxas)
 
 Examples:
-  tilec examples/gemm.tir --emit tir        print the parsed and verified IR
+  tilec examples/gemm.tir -o gemm.ptx       compile to PTX (the output's extension picks --emit)
+  tilec examples/gemm.tir --emit tir        print the IR after the tile-level cleanup
   tilec check examples/gemm.tir             parse and verify only
   tilec layout mma.m16n8k16.f16.a           show a hardware fragment layout";
 
@@ -60,11 +63,12 @@ pub struct CompileArgs {
     /// Output file (`-` for standard output). Written atomically: never partially.
     #[arg(short = 'o', long = "output", default_value = "-", value_name = "FILE")]
     pub output: String,
-    /// What to produce.
-    #[arg(long, value_enum, default_value_t = Emit::Tir)]
-    pub emit: Emit,
-    /// GPU architecture.
-    #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
+    /// What to produce. Default: from the extension of -o (`.ptx` ptx, `.ll` llvm, `.mlir` mlir, `.tir` tir,
+    /// `.nvgpu` nvgpu); PTX for standard output and any other extension.
+    #[arg(long, value_enum)]
+    pub emit: Option<Emit>,
+    /// GPU architecture; `native`: the one of this machine's GPU.
+    #[arg(long, default_value = DEFAULT_TARGET, value_name = TARGET_VALUES)]
     pub target: String,
     /// Backend for --emit ptx: `llvm` (LLVM NVPTX through inkwell) or `mlir` (upstream gpu/nvgpu → NVVM
     /// through melior). Both give kernels with the same parameters. --emit mlir always uses the MLIR backend.
@@ -111,6 +115,14 @@ pub struct CompileArgs {
     pub input: String,
 }
 
+impl CompileArgs {
+    /// What to produce: `--emit` when given, else what the output file's extension says
+    /// ([`Emit::from_extension`]), else PTX.
+    pub fn emit(&self) -> Emit {
+        self.emit.unwrap_or_else(|| Emit::for_output(&self.output))
+    }
+}
+
 /// What the compiler writes out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Emit {
@@ -124,6 +136,30 @@ pub enum Emit {
     Mlir,
     /// PTX assembly.
     Ptx,
+}
+
+impl Emit {
+    /// The kind a file extension names: `ptx`, `ll` (LLVM IR), `mlir`, `tir`, `nvgpu`.
+    pub fn from_extension(extension: &str) -> Option<Emit> {
+        match extension {
+            "ptx" => Some(Emit::Ptx),
+            "ll" => Some(Emit::Llvm),
+            "mlir" => Some(Emit::Mlir),
+            "tir" => Some(Emit::Tir),
+            "nvgpu" => Some(Emit::Nvgpu),
+            _ => None,
+        }
+    }
+
+    /// The default for an output path: what its extension names; PTX for `-` (standard output), no
+    /// extension, or one that names nothing (`.s`, `.txt`: PTX is what tilec makes).
+    pub fn for_output(path: &str) -> Emit {
+        std::path::Path::new(path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .and_then(Emit::from_extension)
+            .unwrap_or(Emit::Ptx)
+    }
 }
 
 impl fmt::Display for Emit {
@@ -211,7 +247,7 @@ pub struct SimArgs {
     /// Input file (`-` for standard input).
     pub input: String,
     /// Target whose default pipeline lowers a tile-level kernel before simulation.
-    #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
+    #[arg(long, default_value = DEFAULT_TARGET, value_name = TARGET_VALUES)]
     pub target: String,
     #[command(flatten)]
     pub inputs: RunInputs,
@@ -225,7 +261,7 @@ pub struct BundleArgs {
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: String,
     /// GPU architecture of the PTX.
-    #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
+    #[arg(long, default_value = DEFAULT_TARGET, value_name = TARGET_VALUES)]
     pub target: String,
     /// Backend that compiles the kernel's PTX: `llvm` or `mlir` (same kernel parameters, same runner).
     #[arg(long, value_enum, default_value_t = Backend::Llvm)]
@@ -255,7 +291,7 @@ pub struct RunArgs {
     /// Input file (`-` for standard input).
     pub input: String,
     /// GPU architecture of the PTX.
-    #[arg(long, default_value = "sm_80", value_name = "sm_80|sm_86|sm_89|sm_90")]
+    #[arg(long, default_value = DEFAULT_TARGET, value_name = TARGET_VALUES)]
     pub target: String,
     /// Backend that compiles the kernel's PTX: `llvm` or `mlir`.
     #[arg(long, value_enum, default_value_t = Backend::Llvm)]
@@ -283,7 +319,7 @@ pub struct BenchArgs {
     #[arg(long = "shape", value_name = "M,N,K", required = true)]
     pub shapes: Vec<String>,
     /// GPU architecture of the PTX. Default: this machine's GPU, or sm_90 with --bundle.
-    #[arg(long, value_name = "sm_80|sm_86|sm_89|sm_90")]
+    #[arg(long, value_name = TARGET_VALUES)]
     pub target: Option<String>,
     /// Backend that compiles the kernel's PTX: `llvm` or `mlir`.
     #[arg(long, value_enum, default_value_t = Backend::Llvm)]
@@ -323,7 +359,7 @@ pub struct TuneArgs {
     #[arg(long, value_name = "M,N,K", required_unless_present = "results")]
     pub shape: Option<String>,
     /// GPU architecture of the PTX. Default: this machine's GPU, or sm_90 with --bundle.
-    #[arg(long, value_name = "sm_80|sm_86|sm_89|sm_90")]
+    #[arg(long, value_name = TARGET_VALUES)]
     pub target: Option<String>,
     /// Backend that compiles the kernel's PTX: `llvm` or `mlir`.
     #[arg(long, value_enum, default_value_t = Backend::Llvm)]

@@ -18,7 +18,8 @@ use tilec_ir::syntax::lexer::lex;
 use tilec_ir::types::{Dim, ScalarType, Type};
 use tilec_ir::verify::verify_module;
 use tilec_ir::{expect, parse_module, print_module, Func, Module, SourceFile};
-use tilec_passes::{default_pipeline, full_pipeline, PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{default_pipeline, full_pipeline, PassContext, PassManager, PassRegistry};
 
 /// What kind of bug an input revealed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -238,3 +238,120 @@ impl From<Diagnostic> for Diagnostics {
         Diagnostics(vec![d])
     }
 }
+
+/// Help for a name that is not one of `candidates` (an op, a pass, a layout, ...): the one close candidate, or,
+/// when none is close, every valid name. The one rule for every "did you mean" tilec prints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NameHint<'a> {
+    /// A likely typo of this name ([`did_you_mean`]).
+    DidYouMean(&'a str),
+    /// Nothing is close: the valid names, in the order given.
+    OneOf(Vec<&'a str>),
+}
+
+impl<'a> NameHint<'a> {
+    /// The hint for `name` among `candidates`.
+    pub fn new(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> NameHint<'a> {
+        let candidates: Vec<&'a str> = candidates.into_iter().collect();
+        match did_you_mean(name, candidates.iter().copied()) {
+            Some(close) => NameHint::DidYouMean(close),
+            None => NameHint::OneOf(candidates),
+        }
+    }
+
+    /// The hint as a note: `did you mean 'x'?` or `available <what>: a, b, c`.
+    pub fn note(&self, what: &str) -> String {
+        match self {
+            NameHint::DidYouMean(close) => format!("did you mean '{close}'?"),
+            NameHint::OneOf(names) => format!("available {what}: {}", names.join(", ")),
+        }
+    }
+}
+
+impl fmt::Display for NameHint<'_> {
+    /// `did you mean 'x'?` or `expected one of: a, b, c`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NameHint::DidYouMean(close) => write!(f, "did you mean '{close}'?"),
+            NameHint::OneOf(names) => write!(f, "expected one of: {}", names.join(", ")),
+        }
+    }
+}
+
+/// The candidate `name` is most likely a typo of: the closest within a small edit distance (a quarter of
+/// the name's length, at least 1 and at most 3 edits; case and `-`/`_` ignored) when no other is as close,
+/// or the only candidate that starts with `name` (3 characters or more). `None` when nothing is that close: then a suggestion would be a
+/// guess (`tile.reduce` is 3 edits from `tile.return`, a different op).
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let candidates: Vec<&'a str> = candidates.into_iter().collect();
+    let len = name.chars().count();
+    let limit = (len / 4).clamp(1, 3);
+    let mut close: Vec<(usize, &'a str)> =
+        candidates.iter().map(|&c| (edit_distance(name, c), c)).filter(|&(d, _)| d <= limit).collect();
+    close.sort_unstable();
+    let closest = match close.as_slice() {
+        // Two candidates equally close: either would be a guess.
+        [(d0, _), (d1, _), ..] if d0 == d1 => None,
+        [(_, c), ..] => Some(*c),
+        [] => None,
+    };
+    closest.or_else(|| {
+        let lower = name.to_ascii_lowercase().replace('_', "-");
+        let mut prefixed = candidates.iter().filter(|c| len >= 3 && c.to_ascii_lowercase().replace('_', "-").starts_with(&lower));
+        match (prefixed.next(), prefixed.next()) {
+            (Some(&only), None) => Some(only),
+            _ => None,
+        }
+    })
+}
+
+/// Levenshtein distance by characters, where letters compare without case and `-` equals `_`.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let same = |x: char, y: char| x.eq_ignore_ascii_case(&y) || (matches!(x, '-' | '_') && matches!(y, '-' | '_'));
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(!same(ca, cb))).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod name_hint_tests {
+    use super::*;
+
+    #[test]
+    fn distances() {
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("CSE", "cse"), 0);
+        assert_eq!(edit_distance("copy_g2s", "copy-g2s"), 0);
+    }
+
+    #[test]
+    fn close_names_only() {
+        let all_ops = crate::ops::OP_DEFS.iter().map(|d| d.name);
+        assert_eq!(did_you_mean("tile.reduce", all_ops), None);
+        let ops = ["tile.return", "tile.reduce_sum", "tile.mma", "tile.copy_g2s"];
+        assert_eq!(did_you_mean("tile.reduce", ops), Some("tile.reduce_sum"));
+        assert_eq!(did_you_mean("tile.retrun", ops), Some("tile.return"));
+        assert_eq!(did_you_mean("tile.copy_g2", ops), Some("tile.copy_g2s"));
+        assert_eq!(did_you_mean("tile.mmma", ops), Some("tile.mma"));
+        assert_eq!(did_you_mean("ldmatrix.x5", ["ldmatrix.x1", "ldmatrix.x4"]), None);
+        let passes = ["canonicalize", "cse", "dce", "software-pipeline"];
+        assert_eq!(did_you_mean("canonicalise", passes), Some("canonicalize"));
+        assert_eq!(did_you_mean("canon", passes), Some("canonicalize"));
+        assert_eq!(did_you_mean("dcd", passes), Some("dce"));
+        assert_eq!(did_you_mean("software_pipelining", passes), Some("software-pipeline"));
+        assert_eq!(did_you_mean("vectorize-loads", passes), None);
+        assert_eq!(NameHint::new("frob", ["a", "b"]).to_string(), "expected one of: a, b");
+        assert_eq!(NameHint::new("cse2", passes).to_string(), "did you mean 'cse'?");
+        assert_eq!(NameHint::new("frob", ["a", "b"]).note("passes"), "available passes: a, b");
+    }
+}

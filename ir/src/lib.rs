@@ -6,7 +6,8 @@
 //! - [`syntax`]: the textual format (parse and print round-trip);
 //! - [`verify`]: the verifier, with located diagnostics;
 //! - [`builder`]: constructing IR from Rust;
-//! - [`diag`]: spans and diagnostics.
+//! - [`diag`]: spans and diagnostics;
+//! - [`target`]: the GPU architectures ([`Target`]); [`shared_memory`]: where shared tiles are placed, and the limits.
 //!
 //! Layouts live in the `tilec-layout` crate, re-exported here as [`layout`].
 
@@ -20,8 +21,10 @@ pub mod diag;
 pub mod expect;
 pub mod interp;
 pub mod ops;
+pub mod shared_memory;
 pub mod sim;
 pub mod syntax;
+pub mod target;
 pub mod types;
 pub mod verify;
 
@@ -33,4 +36,5 @@ pub use ops::{typed, AttrValue, OpDef, OpKind, TypedOp};
 pub use syntax::edit::set_func_attributes;
 pub use syntax::parser::{is_param_name, kernel_params, parse_module, parse_type};
 pub use syntax::printer::{print_func, print_module};
+pub use target::{Target, UnknownTarget};
 pub use types::{Dim, MemorySpace, ScalarType, TileType, Type, VectorType};

@@ -3,7 +3,8 @@
 //! Tile-level input is first run through layout assignment and the tile → nvgpu lowering.
 
 use tilec_lower_ptx::translate::compile_to_ptx;
-use tilec_lower_ptx::{OptLevel, Target};
+use tilec_ir::Target;
+use tilec_lower_ptx::OptLevel;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -10,10 +10,6 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Everything that can go wrong between nvgpu-level IR and validated PTX.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A target name that is not one of `sm_80`, `sm_86`, `sm_89`, `sm_90`.
-    #[error("unknown target `{0}` (expected one of sm_80, sm_86, sm_89, sm_90)")]
-    UnknownTarget(String),
-
     /// An optimisation level that is not `0`..`3` (optionally written `O2` or `-O2`).
     #[error("unknown optimisation level `{0}` (expected 0, 1, 2 or 3)")]
     UnknownOptLevel(String),

@@ -19,8 +19,8 @@
 //! The grid is the launcher's choice.
 //!
 //! # Shared memory
-//! One allocation per `tile.alloc_shared`, in program order, each 128-byte aligned (the same placement the
-//! warp simulator uses). Up to [`STATIC_SHARED_LIMIT`] bytes in total they are static `.shared` arrays and
+//! One allocation per `tile.alloc_shared`, in program order, each 128-byte aligned
+//! ([`tilec_ir::shared_memory::place_shared_allocations`], the placement every other component uses). Up to [`STATIC_SHARED_LIMIT`] bytes in total they are static `.shared` arrays and
 //! [`KernelInfo::dynamic_shared_bytes`] is 0; above it they live in one `extern .shared` array that the
 //! launcher must size: pass `dynamic_shared_bytes` as the launch's shared-memory size after raising the
 //! function's `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` to it.
@@ -30,17 +30,10 @@ use serde::{Deserialize, Serialize};
 use tilec_ir::attr::Attribute;
 use tilec_ir::body::{Func, OpId};
 use tilec_ir::layout::Layout;
-use tilec_ir::ops::OpKind;
+use tilec_ir::shared_memory::place_shared_allocations;
 use tilec_ir::types::{Dim, MemorySpace, ScalarType, Type};
 
-/// The most static shared memory a kernel may declare (48 KiB); more needs dynamic shared memory.
-pub const STATIC_SHARED_LIMIT: u64 = 48 * 1024;
-
-/// The most shared memory one block may use on the largest target (sm_90: 227 KiB).
-pub const MAX_SHARED_BYTES: u64 = 227 * 1024;
-
-/// Alignment of every shared allocation, in bytes.
-pub const SHARED_ALIGN: u64 = 128;
+pub use tilec_ir::shared_memory::{MAX_SHARED_BYTES, SHARED_ALIGN, STATIC_SHARED_LIMIT};
 
 /// A kernel as the launcher sees it. Serialises to the JSON manifest the driver writes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -206,33 +199,24 @@ pub struct SharedPlan {
 impl SharedPlan {
     /// Places the kernel's shared tiles (see the [module documentation](self)).
     pub fn new(func: &Func) -> Result<SharedPlan, KernelInfoError> {
-        let mut ops = Vec::new();
-        func.body.walk(func.entry, &mut |op| {
-            if func.body.op(op).kind == OpKind::AllocShared {
-                ops.push(op);
-            }
-        });
         let error = |message: String| KernelInfoError::SharedMemory { kernel: func.name.clone(), message };
         let mut allocations = Vec::new();
         let mut next = 0u64;
-        for op in ops {
-            let o = func.body.op(op);
-            let tile = match o.result().map(|r| func.body.ty(r)) {
-                Some(Type::Tile(t)) if t.space == MemorySpace::Shared => t,
+        for placed in place_shared_allocations(func) {
+            let tile = match placed.tile {
+                Some(t) if t.space == MemorySpace::Shared => t,
                 _ => return Err(error("'tile.alloc_shared' must produce a shared tile".into())),
             };
             let elements = tile
                 .num_elements()
                 .ok_or_else(|| error(format!("shared tile '{tile}' needs a static shape")))?;
-            let bytes = (elements * u64::from(tile.elem.bit_width())).div_ceil(8);
-            let offset = next.div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
-            next = offset.saturating_add(bytes);
+            next = placed.end();
             if next > MAX_SHARED_BYTES {
                 return Err(error(format!(
                     "shared tiles need {next} bytes, more than the {MAX_SHARED_BYTES} a block can have"
                 )));
             }
-            allocations.push(SharedAllocation { op, offset, bytes, elem: tile.elem, elements });
+            allocations.push(SharedAllocation { op: placed.op, offset: placed.offset, bytes: placed.bytes, elem: tile.elem, elements });
         }
         Ok(SharedPlan { allocations, total_bytes: next, dynamic: next > STATIC_SHARED_LIMIT })
     }

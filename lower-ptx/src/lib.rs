@@ -2,7 +2,7 @@
 //!
 //! This crate holds the parts of the backends that do not depend on the shape of the IR:
 //!
-//! * [`target`]: the GPU targets tilec compiles for ([`Target`]) and optimisation levels ([`OptLevel`]).
+//! * [`target`]: optimisation levels ([`OptLevel`]); the GPU targets are [`tilec_ir::Target`].
 //! * [`ptxas`]: finding and running NVIDIA's `ptxas` to validate PTX, and parsing its `-v` resource report.
 //! * [`llvm`] (feature `llvm`): NVPTX target machines, LLVM's optimisation pipeline, PTX emission, and
 //!   typed declarations of the NVVM intrinsics (`ldmatrix`, `stmatrix`, `mma`, `cp.async`, barriers, special
@@ -37,4 +37,4 @@ pub use error::{Error, Result};
 pub use kernel_info::{AbiParam, AbiRole, ExtentMultiple, KernelInfo, KernelParam, ParamKind};
 #[cfg(feature = "llvm")]
 pub use translate::{compile_to_llvm_ir, compile_to_ptx, translate_func, translate_module, CompiledModule, TranslateError};
-pub use target::{OptLevel, Target};
+pub use target::OptLevel;

@@ -16,7 +16,8 @@ use tilec_lower_ptx::llvm::{
     AddressSpace, CpAsync, CpAsyncCache, FragmentRegister, LdMatrix, MatrixCount, MmaInstr,
     MmaOperand, NvptxTargetMachine, Nvvm, SpecialRegister, StMatrix,
 };
-use tilec_lower_ptx::{Error, OptLevel, Target};
+use tilec_ir::Target;
+use tilec_lower_ptx::{Error, OptLevel};
 
 struct Kernel<'ctx> {
     module: Module<'ctx>,

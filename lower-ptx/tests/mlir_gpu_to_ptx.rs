@@ -5,7 +5,8 @@
 mod common;
 
 use tilec_lower_ptx::mlir::{gpu_to_ptx_pipeline, MlirToolchain};
-use tilec_lower_ptx::{Error, OptLevel, Target};
+use tilec_ir::Target;
+use tilec_lower_ptx::{Error, OptLevel};
 
 const KERNEL: &str = include_str!("nvgpu_ldmatrix_mma.mlir");
 

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tilec_lower_ptx::mlir::translate::{compile_to_mlir, compile_to_ptx};
-use tilec_lower_ptx::{OptLevel, Target};
+use tilec_ir::Target;
+use tilec_lower_ptx::OptLevel;
 
 const MLIR_OPT: &str = "/usr/lib/llvm-22/bin/mlir-opt";
 
@@ -40,9 +41,9 @@ fn lowered(name: &str) -> Result<tilec_ir::Module, String> {
     let text = std::fs::read_to_string(examples().join(name)).map_err(|e| e.to_string())?;
     let mut module = tilec_ir::parse_module(&text).map_err(|d| format!("parse: {d:?}"))?;
     use tilec_passes::{PassContext, PassManager, PassRegistry};
-    let pipeline = tilec_passes::full_pipeline(tilec_passes::Target::Sm80);
+    let pipeline = tilec_passes::full_pipeline(tilec_ir::Target::Sm80);
     let pm = PassManager::from_pipeline(&PassRegistry::with_builtin(), &pipeline).map_err(|e| format!("{e:?}"))?;
-    pm.run(&mut module, &mut PassContext::new(tilec_passes::Target::Sm80)).map_err(|e| format!("pipeline: {e:?}"))?;
+    pm.run(&mut module, &mut PassContext::new(tilec_ir::Target::Sm80)).map_err(|e| format!("pipeline: {e:?}"))?;
     Ok(module)
 }
 

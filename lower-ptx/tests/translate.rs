@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use tilec_ir::body::Module;
 use tilec_lower_ptx::ptxas::PtxasReport;
 use tilec_lower_ptx::translate::{compile, compile_to_ptx, CompiledModule, Emit, TranslateError};
-use tilec_lower_ptx::{AbiRole, KernelInfo, OptLevel, ParamKind, Target};
+use tilec_ir::Target;
+use tilec_lower_ptx::{AbiRole, KernelInfo, OptLevel, ParamKind};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -8,7 +8,8 @@ mod common;
 use std::path::Path;
 
 use tilec_lower_ptx::translate::compile_to_ptx;
-use tilec_lower_ptx::{OptLevel, Target};
+use tilec_ir::Target;
+use tilec_lower_ptx::OptLevel;
 use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
 
 fn lowered(name: &str) -> Result<tilec_ir::Module, String> {
@@ -17,7 +18,7 @@ fn lowered(name: &str) -> Result<tilec_ir::Module, String> {
     let mut module = tilec_ir::parse_module(&text).map_err(|d| format!("parse: {d:?}"))?;
     // What `tilec` runs. The passes' output does not depend on the target, except that check-resources
     // holds it to the target's shared memory per block (sm_80's here; every example fits sm_86's 99 KiB too).
-    let target = tilec_passes::Target::Sm80;
+    let target = tilec_ir::Target::Sm80;
     let registry = PassRegistry::with_builtin();
     let pm = PassManager::from_pipeline(&registry, &full_pipeline(target)).map_err(|d| format!("pipeline: {d:?}"))?;
     pm.run(&mut module, &mut PassContext::new(target)).map_err(|e| format!("passes: {:?}", e.diagnostics))?;

@@ -8,7 +8,8 @@
 
 use tilec_ir::builder::FuncBuilder;
 use tilec_ir::{Attribute, Diagnostic, MemorySpace, Module, ScalarType, Span, TileType};
-use tilec_passes::{Pass, PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{Pass, PassContext, PassManager, PassRegistry};
 
 /// What `count-ops` leaves in the context for the host to read.
 #[derive(Debug, Default, PartialEq)]

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use tilec_ir::Span;
 
-use crate::target::Target;
+use tilec_ir::Target;
 
 /// A note a pass leaves for the user (what it did, or why it could not do something), with where.
 #[derive(Clone, Debug, PartialEq, Eq)]

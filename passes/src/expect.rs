@@ -8,7 +8,7 @@ use tilec_ir::{Diagnostic, SourceFile, Span};
 use crate::context::PassContext;
 use crate::manager::PassManager;
 use crate::registry::PassRegistry;
-use crate::target::Target;
+use tilec_ir::Target;
 
 /// The value of a `// KEY: value` header line.
 fn header<'t>(text: &'t str, key: &str) -> Option<&'t str> {

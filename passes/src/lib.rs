@@ -4,7 +4,7 @@
 //! one trait, the pipeline is a visible list in one place, and the IR can be printed around any pass.
 //!
 //! - [`Pass`] ([`pass`]): `name`, `description`, `run(&mut Module, &mut PassContext)`;
-//! - [`PassContext`] ([`context`]): the [`Target`], global options, remarks and typed reports;
+//! - [`PassContext`] ([`context`]): the [`Target`](tilec_ir::Target), global options, remarks and typed reports;
 //! - [`PassRegistry`] ([`registry`]): names → constructors; [`PassRegistry::with_builtin`] lists every
 //!   built-in pass; embedders add theirs with [`PassRegistry::register`];
 //! - [`Pipeline`] ([`pipeline`]): `"canonicalize,cse,dce"` with options `name{key=value}`, and
@@ -19,7 +19,8 @@
 //!
 //! # Running a pipeline from Rust
 //! ```
-//! use tilec_passes::{default_pipeline, PassContext, PassManager, PassRegistry, Target};
+//! use tilec_ir::Target;
+//! use tilec_passes::{default_pipeline, PassContext, PassManager, PassRegistry};
 //!
 //! let mut module = tilec_ir::parse_module("tile.func @f() {\n  tile.return\n}\n").unwrap();
 //! let registry = PassRegistry::with_builtin();
@@ -43,7 +44,6 @@ pub mod pipelining;
 pub mod rasterize;
 pub mod registry;
 pub mod swizzle;
-pub mod target;
 pub mod timing;
 
 pub use context::{PassContext, Remark};
@@ -56,12 +56,12 @@ pub use pipelining::SoftwarePipeline;
 pub use rasterize::Rasterize;
 pub use pipeline::{default_pipeline, full_pipeline, lowering_pipeline, Pipeline, PipelineEntry};
 pub use registry::{PassConstructor, PassInfo, PassRegistry};
-pub use target::{Target, UnknownTarget};
 pub use timing::{TimingKind, TimingReport, TimingRow};
 
 #[cfg(test)]
 pub(crate) mod testing {
-    use crate::{Pass, PassContext, Target};
+    use crate::{Pass, PassContext};
+    use tilec_ir::Target;
 
     /// Runs one pass on `input` and checks the printed result against `expected` (both trimmed), and
     /// that the result verifies.

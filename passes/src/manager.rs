@@ -2,7 +2,8 @@
 //! passes asked for, and timing them.
 //!
 //! ```
-//! use tilec_passes::{PassContext, PassManager, PassRegistry, Target};
+//! use tilec_ir::Target;
+//! use tilec_passes::{PassContext, PassManager, PassRegistry};
 //!
 //! let mut module = tilec_ir::parse_module(
 //!     "tile.func @f() {\n  %a = tile.constant 2 : index\n  %b = tile.add %a, %a : index\n  tile.return\n}\n",

@@ -25,7 +25,7 @@ use std::fmt;
 use tilec_ir::{Diagnostic, Span};
 
 use crate::options::PassOptions;
-use crate::target::Target;
+use tilec_ir::Target;
 
 /// The tile-level passes run by default for a target, as a pipeline string: what `tilec --emit tir` runs.
 pub fn default_pipeline(target: Target) -> &'static str {

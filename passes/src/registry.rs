@@ -98,7 +98,7 @@ impl PassRegistry {
 
     /// The registered name closest to a misspelt one, if any is close enough to be a likely typo.
     pub fn suggest(&self, name: &str) -> Option<&'static str> {
-        did_you_mean(name, self.passes.keys().copied())
+        tilec_ir::diag::did_you_mean(name, self.passes.keys().copied())
     }
 
     /// Builds the pass of one pipeline entry; an unknown name is an error with a did-you-mean.
@@ -128,56 +128,14 @@ impl PassRegistry {
 
     /// The error for a name that is not registered.
     pub fn unknown_pass(&self, name: &str, span: Span) -> Diagnostic {
-        let d = Diagnostic::error(span, format!("unknown pass '{name}'"));
-        let d = match self.suggest(name) {
-            Some(s) => d.with_note(format!("did you mean '{s}'?")),
-            None => d,
-        };
-        d.with_note(format!("available passes: {}", self.names().join(", ")))
+        let hint = tilec_ir::diag::NameHint::new(name, self.names());
+        Diagnostic::error(span, format!("unknown pass '{name}'")).with_note(hint.note("passes"))
     }
-}
-
-/// Levenshtein distance between two strings (by characters).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
-/// The candidate closest to `name` within a third of its length (at least 2 edits), or one that
-/// `name` is a prefix of.
-pub(crate) fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).max(2);
-    let lower = name.to_ascii_lowercase().replace('_', "-");
-    candidates
-        .map(|c| {
-            let d = if !lower.is_empty() && c.starts_with(&lower) { 1 } else { edit_distance(&lower, c) };
-            (d, c)
-        })
-        .filter(|&(d, _)| d <= limit)
-        .min()
-        .map(|(_, c)| c)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn distances() {
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("cse", "cse"), 0);
-    }
 
     #[test]
     fn suggestions() {

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use common::examples;
 
-use tilec_passes::{default_pipeline, PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{default_pipeline, PassContext, PassManager, PassRegistry};
 
 #[test]
 fn examples_survive_the_default_pipeline() {

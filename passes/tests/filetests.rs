@@ -12,7 +12,8 @@
 
 use std::path::Path;
 
-use tilec_passes::{PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{PassContext, PassManager, PassRegistry};
 
 const SEPARATOR: &str = "// ----- expected";
 

@@ -1,8 +1,8 @@
 //! The pass manager: verification after each pass, IR dumps, timing, failures.
 
-use tilec_ir::{Diagnostic, Module, OpKind, OpSpec, Span};
+use tilec_ir::{Diagnostic, Module, OpKind, OpSpec, Span, Target};
 use tilec_passes::{
-    DumpPoint, Pass, PassContext, PassManager, PassRegistry, Target, TimingKind,
+    DumpPoint, Pass, PassContext, PassManager, PassRegistry, TimingKind,
 };
 
 const INPUT: &str = "tile.func @f(%out: tile<16x8xi32, global>) {

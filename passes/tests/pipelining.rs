@@ -10,7 +10,8 @@ use tilec_ir::data::TensorData;
 use tilec_ir::interp::{self, ArgShapes, ArgValue};
 use tilec_ir::sim::{self, SimArg};
 use tilec_ir::{Attribute, Module, OpKind};
-use tilec_passes::{PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{PassContext, PassManager, PassRegistry};
 
 fn load(name: &str) -> Module {
     let text = std::fs::read_to_string(format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();

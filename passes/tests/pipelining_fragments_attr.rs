@@ -5,7 +5,8 @@
 
 use tilec_ir::{Module, OpKind};
 use tilec_passes::pipelining::FRAGMENTS_AHEAD_ATTR;
-use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
 
 fn gemm(attr: Option<&str>) -> Module {
     let text = std::fs::read_to_string(format!("{}/../examples/gemm.tir", env!("CARGO_MANIFEST_DIR"))).unwrap();

@@ -5,7 +5,8 @@
 //! An explicit `pipeline_stages` is obeyed even when it does not fit (check-resources then reports it).
 
 use tilec_ir::{Module, OpKind};
-use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
 
 const KERNEL: &str = "tile.func @gemm(%A: tile<?x?xf16, global>, %B: tile<?x?xf16, global>, %C: tile<?x?xf32, global>) attributes {num_warps = 8ATTRS} {
   %bm = tile.block_id x : index

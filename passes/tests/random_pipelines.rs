@@ -2,7 +2,8 @@
 //! verifying; random pipeline text never panics the parser, and printed pipelines parse back.
 
 use proptest::prelude::*;
-use tilec_passes::{PassContext, PassManager, PassRegistry, Pipeline, Target};
+use tilec_ir::Target;
+use tilec_passes::{PassContext, PassManager, PassRegistry, Pipeline};
 
 mod common;
 

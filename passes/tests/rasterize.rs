@@ -6,7 +6,8 @@
 
 use tilec_ir::interp::{self, ArgShapes};
 use tilec_ir::sim::{self, SimArg};
-use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
 
 fn kernel(attrs: &str) -> String {
     format!(

@@ -15,7 +15,8 @@
 use tilec_ir::layout::Layout;
 use tilec_passes::bank_conflicts::{analyze_bank_conflicts, AccessCost, AccessKind, BankConflictOptions};
 use tilec_passes::swizzle::{SwizzlePass, SwizzleReport};
-use tilec_passes::{Pass, PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{Pass, PassContext, PassManager, PassRegistry};
 
 struct Config {
     name: &'static str,

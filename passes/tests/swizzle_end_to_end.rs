@@ -3,7 +3,8 @@
 
 use tilec_passes::bank_conflicts::{analyze_bank_conflicts, BankConflictOptions, BankConflictReport};
 use tilec_passes::swizzle::SwizzleReport;
-use tilec_passes::{PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{PassContext, PassManager, PassRegistry};
 
 fn lowered(path: &str, pipeline: &str) -> (BankConflictReport, PassContext) {
     let file = format!("{}/../examples/{path}", env!("CARGO_MANIFEST_DIR"));

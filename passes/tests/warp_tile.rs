@@ -4,7 +4,8 @@
 //! diagnostic at the mma.
 
 use tilec_ir::Attribute;
-use tilec_passes::{PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{PassContext, PassManager, PassRegistry};
 
 fn kernel(attrs: &str) -> String {
     format!(

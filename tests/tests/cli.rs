@@ -145,9 +145,74 @@ fn unknown_pass_and_bad_pipelines() {
         assert_fails(&run(&[GEMM, "--pipeline", bad]), 1, "error");
     }
     // --print-ir-after naming no pass of the pipeline is a warning, not a failure.
-    let o = run(&[GEMM, "--pipeline", "cse", "--print-ir-after", "nosuch"]);
+    let o = run(&[GEMM, "--emit", "tir", "--pipeline", "cse", "--print-ir-after", "nosuch"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+/// What `tilec input.tir -o out.EXT` writes: the extension picks --emit, PTX without one (or for standard
+/// output, or an extension that names nothing), and an explicit --emit wins.
+#[test]
+fn emit_follows_the_output_extension() {
+    let dir = temp_dir("emit");
+    let cases = [
+        ("out.ptx", None, ".target sm_80"),
+        ("out.ll", None, "target triple = \"nvptx64-nvidia-cuda\""),
+        ("out.mlir", None, "gpu.module"),
+        ("out.tir", None, "tile.func @gemm"),
+        ("out.nvgpu", None, "nvgpu.mma.sync"),
+        ("out.s", None, ".target sm_80"),
+        ("out", None, ".target sm_80"),
+        ("tir.ptx", Some("tir"), "tile.func @gemm"),
+    ];
+    for (name, emit, needle) in cases {
+        let path = dir.join(name).to_string_lossy().into_owned();
+        let mut args = vec![GEMM, "-o", &path];
+        if let Some(emit) = emit {
+            args.extend(["--emit", emit]);
+        }
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(text.contains(needle), "{args:?} wrote no {needle:?}:\n{}", text.lines().take(5).collect::<Vec<_>>().join("\n"));
+    }
+    // Standard output: PTX, the same PTX as -o out.ptx.
+    let o = run(&[GEMM]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let ptx = std::fs::read_to_string(dir.join("out.ptx")).unwrap_or_default();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), ptx);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--target native` picks the GPU present; without one it is an environment error (exit 2) that says what
+/// to pass instead.
+#[test]
+fn native_target_needs_a_gpu() {
+    let o = run(&[GEMM, "--target", "native", "-o", "/dev/null"]);
+    match o.status.code() {
+        Some(2) => assert_fails(&o, 2, "no GPU: --target native needs one; pass --target sm_80"),
+        Some(0) => {}
+        other => panic!("tilec --target native exited with {other:?}:\n{}", stderr(&o)),
+    }
+    assert_no_panic(&o);
+}
+
+/// A misspelt name gets a suggestion only when it is a likely typo; otherwise the valid names.
+#[test]
+fn did_you_mean_only_for_close_names() {
+    let o = run_with_stdin(&["check", "-"], Some(b"tile.func @f() {\n  tile.retrun\n}\n"));
+    assert_fails(&o, 1, "did you mean 'tile.return'?");
+    let o = run_with_stdin(&["check", "-"], Some(b"tile.func @f() {\n  tile.reduce\n}\n"));
+    assert_fails(&o, 1, "available operations: ");
+    assert!(!stderr(&o).contains("did you mean"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("tile.return") && stderr(&o).contains("tile.mma"), "{}", stderr(&o));
+    let o = run(&[GEMM, "--pipeline", "vectorize"]);
+    assert_fails(&o, 1, "available passes: canonicalize, check-resources, cse, dce");
+    assert!(!stderr(&o).contains("did you mean"), "{}", stderr(&o));
+    let o = run(&["layout", "ldmatrix.x4.tran"]);
+    assert_fails(&o, 1, "did you mean 'ldmatrix.x4.trans'?");
+    let o = run(&["layout", "wgmma"]);
+    assert_fails(&o, 1, "available layouts: ");
 }
 
 #[test]
@@ -186,7 +251,7 @@ fn stdin_as_input() {
     let o = run_with_stdin(&["check", "-"], Some(&gemm));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("<stdin>: ok"));
-    let o = run_with_stdin(&["-"], Some(&gemm));
+    let o = run_with_stdin(&["-", "--emit", "tir"], Some(&gemm));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("tile.func @gemm"));
     let o = run_with_stdin(&["check", "-"], Some(b"tile.func @f() {\n  %x = tile.bogus\n}\n"));

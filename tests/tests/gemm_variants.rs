@@ -22,7 +22,8 @@ use tilec_ir::data::TensorData;
 use tilec_ir::interp::{self, ArgShapes, ArgValue};
 use tilec_ir::sim::{self, SimArg};
 use tilec_ir::{Module, OpKind};
-use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
 
 fn load(name: &str) -> Module {
     let path = tilec_tests::examples_dir().join(name);

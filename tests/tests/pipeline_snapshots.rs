@@ -11,7 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use tilec_ir::{parse_module, print_module};
-use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
 use tilec_tests::{display_path, examples_dir};
 
 fn snapshot_dir() -> PathBuf {

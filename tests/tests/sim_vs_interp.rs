@@ -14,7 +14,8 @@ use proptest::test_runner::Config;
 use tilec_ir::interp::{self, ArgShapes, ArgValue, Launch};
 use tilec_ir::sim::{self, SimArg};
 use tilec_ir::ScalarType;
-use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry, Target};
+use tilec_ir::Target;
+use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
 
 /// One generated kernel.
 #[derive(Clone, Debug)]

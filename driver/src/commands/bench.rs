@@ -18,13 +18,14 @@ use std::path::Path;
 use tilec_gpu_runner::bench::{self as runner, BenchBundle, BenchParam, GemmSpec, Role};
 use tilec_ir::data::TensorData;
 use tilec_ir::interp::{self, ArgValue};
-use tilec_ir::{Func, ScalarType, Type};
+use tilec_ir::{Func, ScalarType, Target, Type};
 use tilec_lower_ptx::{AbiRole, KernelInfo};
 
 use crate::cli::{Backend, BenchArgs};
 use crate::commands::bundle::{alignment_variant, lower_kernel, lower_variant, AlignmentVariant};
 use crate::commands::interp::select_func;
 use crate::error::DriverError;
+use crate::target::{parse_target, target_of};
 use crate::input::{diagnostics, parse_and_verify, read_source};
 use roles::GemmRoles;
 
@@ -47,7 +48,7 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
     if args.repeat == 0 {
         return Err(DriverError::Usage("--repeat must be at least 1".into()));
     }
-    let (gpu, target_name) = open_gpu_unless_bundling(args.bundle.is_some(), args.target.as_deref())?;
+    let (gpu, target) = open_gpu_unless_bundling(args.bundle.is_some(), args.target.as_deref())?;
 
     let source = read_source(&args.input)?;
     let module = parse_and_verify(&source)?;
@@ -60,9 +61,6 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
     // Compile once per variant: M, N and K are run-time parameters of the kernel, but a shape whose rows are
     // not 16-byte aligned needs narrower copies (`alignment_variant`). The kernel as written is lowered once;
     // each new variant once more.
-    let target: tilec_passes::Target = target_name.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
-    let backend_target: tilec_lower_ptx::Target =
-        target_name.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
     let base = lower_kernel(func, target, &source)?;
     let mut variants: HashMap<Option<String>, (String, KernelInfo)> = HashMap::new();
     let mut variant_for = |gemm: &GemmSpec| -> Result<(String, KernelInfo, Option<AlignmentVariant>), DriverError> {
@@ -82,8 +80,8 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
         };
         let opt = tilec_lower_ptx::OptLevel::O3;
         let (ptx, kernels) = match args.backend {
-            Backend::Llvm => tilec_lower_ptx::compile_to_ptx(single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
-            Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(single, backend_target, opt).map(|c| (c.ptx, c.kernels)),
+            Backend::Llvm => tilec_lower_ptx::compile_to_ptx(single, target, opt).map(|c| (c.ptx, c.kernels)),
+            Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(single, target, opt).map(|c| (c.ptx, c.kernels)),
         }
         .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
         let kernel = kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
@@ -125,7 +123,7 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
         let bundle = BenchBundle {
             ptx: "kernel.ptx".into(),
             kernel: kernel.name.clone(),
-            label: format!("{} ({backend}, {target_name}{label_variant})", source.name),
+            label: format!("{} ({backend}, {target}{label_variant})", source.name),
             grid,
             block: kernel.block,
             shared_bytes: u32::try_from(kernel.dynamic_shared_bytes)
@@ -142,7 +140,7 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
                 let path = Path::new(dir).join(&name);
                 write_bundle(&path, &bundle, &ptx)?;
                 out.push_str(&format!(
-                    "{}: @{} {m}x{n}x{k} {} for {target_name}, grid [{}, {}, {}], block {}, {} B shared\n",
+                    "{}: @{} {m}x{n}x{k} {} for {target}, grid [{}, {}, {}], block {}, {} B shared\n",
                     path.display(),
                     kernel.name,
                     bundle.gemm.types(),
@@ -183,7 +181,7 @@ pub(crate) type BenchGpu = (std::sync::Arc<tilec_gpu_runner::CudaContext>, std::
 
 /// For `tilec bench` and `tilec tune`: the GPU (none when only writing bundles: fail fast, before compiling,
 /// when there is no GPU or no cuBLAS) and the target to compile for (`--target`, else the GPU's, else sm_90).
-pub(crate) fn open_gpu_unless_bundling(bundling: bool, target: Option<&str>) -> Result<(Option<BenchGpu>, String), DriverError> {
+pub(crate) fn open_gpu_unless_bundling(bundling: bool, target: Option<&str>) -> Result<(Option<BenchGpu>, Target), DriverError> {
     let gpu = if bundling {
         None
     } else {
@@ -194,23 +192,11 @@ pub(crate) fn open_gpu_unless_bundling(bundling: bool, target: Option<&str>) -> 
         Some((ctx, stream, cublas))
     };
     let target = match (target, &gpu) {
-        (Some(t), _) => t.to_string(),
-        (None, Some((ctx, _, _))) => target_of(ctx)?,
-        (None, None) => "sm_90".to_string(),
+        (Some("native"), Some((ctx, _, _))) | (None, Some((ctx, _, _))) => target_of(ctx)?,
+        (Some(t), _) => parse_target(t)?,
+        (None, None) => Target::Sm90,
     };
     Ok((gpu, target))
-}
-
-/// The PTX target for this machine's GPU: the newest tilec target its compute capability runs.
-pub(crate) fn target_of(ctx: &std::sync::Arc<tilec_gpu_runner::CudaContext>) -> Result<String, DriverError> {
-    let (major, minor) = ctx.compute_capability().map_err(|e| DriverError::Environment(format!("compute capability: {e:?}")))?;
-    let cc = (major * 10 + minor) as u32;
-    tilec_passes::Target::ALL
-        .iter()
-        .filter(|t| t.compute_capability() <= cc)
-        .max_by_key(|t| t.compute_capability())
-        .map(|t| t.name().to_string())
-        .ok_or_else(|| DriverError::Environment(format!("the GPU is sm_{cc}; tilec needs sm_80 or newer")))
 }
 
 /// A shape must agree with the static extents of the kernel's tiles.

@@ -105,17 +105,15 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     };
 
     // Compile the kernel alone.
-    let target: tilec_passes::Target = args.target.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
-    let backend_target: tilec_lower_ptx::Target =
-        args.target.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
+    let target = crate::target::parse_target(&args.target)?;
     let extents = tensor_extents(&values);
     let (single, note) = lower_for_extents(func, target, &source, &extents)?;
     let (ptx, kernels) = match args.backend {
-        crate::cli::Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, backend_target, tilec_lower_ptx::OptLevel::O3)
+        crate::cli::Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, target, tilec_lower_ptx::OptLevel::O3)
             .map(|c| (c.ptx, c.kernels))
             .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
         crate::cli::Backend::Mlir => {
-            tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, backend_target, tilec_lower_ptx::OptLevel::O3)
+            tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, target, tilec_lower_ptx::OptLevel::O3)
                 .map(|c| (c.ptx, c.kernels))
                 .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?
         }
@@ -163,7 +161,7 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     let note = note.map(|v| v.note + "\n").unwrap_or_default();
     Ok(format!(
         "{note}{}: @{} for {}, grid [{}, {}, {}], block {}, {} B shared; expected results from the {oracle}\n",
-        args.output, kernel.name, args.target, launch.grid[0], launch.grid[1], launch.grid[2], kernel.block[0], kernel.shared_bytes
+        args.output, kernel.name, target, launch.grid[0], launch.grid[1], launch.grid[2], kernel.block[0], kernel.shared_bytes
     ))
 }
 
@@ -196,7 +194,7 @@ fn check_alignment(lowered: &tilec_ir::Func, extents: &[Option<Vec<u64>>]) -> Re
 /// the note returned says which.
 pub fn lower_for_extents(
     func: &tilec_ir::Func,
-    target: tilec_passes::Target,
+    target: tilec_ir::Target,
     source: &tilec_ir::SourceFile,
     extents: &[Option<Vec<u64>>],
 ) -> Result<(Module, Option<AlignmentVariant>), DriverError> {
@@ -233,7 +231,7 @@ pub fn alignment_variant(func: &tilec_ir::Func, lowered: &tilec_ir::Func, extent
 /// The kernel lowered with the variant's `global_alignment`; checked against the extents it was picked for.
 pub fn lower_variant(
     func: &tilec_ir::Func,
-    target: tilec_passes::Target,
+    target: tilec_ir::Target,
     source: &tilec_ir::SourceFile,
     variant: &AlignmentVariant,
     extents: &[Option<Vec<u64>>],
@@ -299,7 +297,7 @@ fn alignment_requirements(lowered: &tilec_ir::Func) -> Vec<(usize, usize, u64)> 
 
 /// One kernel alone, through the default pipeline down to nvgpu-level IR (what `bundle` compiles and `sim`
 /// simulates).
-pub fn lower_kernel(func: &tilec_ir::Func, target: tilec_passes::Target, source: &tilec_ir::SourceFile) -> Result<Module, DriverError> {
+pub fn lower_kernel(func: &tilec_ir::Func, target: tilec_ir::Target, source: &tilec_ir::SourceFile) -> Result<Module, DriverError> {
     let mut single = Module { funcs: vec![func.clone()] };
     let pipeline = tilec_passes::full_pipeline(target);
     let registry = PassRegistry::with_builtin();

@@ -5,23 +5,24 @@ use std::io::Write;
 use std::time::Instant;
 
 use tilec_ir::{Module, SourceFile};
-use tilec_passes::{PassContext, PassManager, PassRegistry, Target, TimingKind, TimingReport};
+use tilec_ir::Target;
+use tilec_passes::{PassContext, PassManager, PassRegistry, TimingKind, TimingReport};
 
 use crate::cache::{Cache, Key, KeyBuilder};
 use crate::cli::{Backend, CompileArgs, Emit, Report};
 use crate::error::DriverError;
+use crate::target::parse_target;
 use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
 
 pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
-    let target: Target = args.target.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
-    let backend_target: tilec_lower_ptx::Target =
-        args.target.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
+    let target = parse_target(&args.target)?;
+    let emit = args.emit();
     let opt: tilec_lower_ptx::OptLevel =
         args.opt_level.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
     let start = Instant::now();
     let source = read_source(&args.input)?;
     let cached = cache_for(args).map(|cache| {
-        let keys = CacheKeys::new(args, &source, backend_target, opt);
+        let keys = CacheKeys::new(args, &source, target, opt);
         (cache, keys)
     });
     if let Some((cache, keys)) = &cached {
@@ -36,7 +37,7 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     let front_end = start.elapsed();
     let mut timing = run_pipeline(args, target, &source, &mut module)?;
     if args.report.contains(&Report::BankConflicts) {
-        if args.emit == Emit::Tir {
+        if emit == Emit::Tir {
             return Err(DriverError::Usage("--report bank-conflicts looks at lowered code: use it with --emit nvgpu, llvm or ptx".into()));
         }
         let options = tilec_passes::bank_conflicts::BankConflictOptions::default();
@@ -48,27 +49,27 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     let emit_start = Instant::now();
     let mut kernels = Vec::new();
     let mut manifest_json = None;
-    let output = match args.emit {
+    let output = match emit {
         Emit::Tir | Emit::Nvgpu => tilec_ir::print_module(&module),
-        Emit::Llvm => tilec_lower_ptx::compile_to_llvm_ir(&module, backend_target, opt)
+        Emit::Llvm => tilec_lower_ptx::compile_to_llvm_ir(&module, target, opt)
             .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
         Emit::Ptx if args.backend == Backend::Mlir => {
-            let compiled = tilec_lower_ptx::mlir::translate::compile_to_ptx(&module, backend_target, opt)
+            let compiled = tilec_lower_ptx::mlir::translate::compile_to_ptx(&module, target, opt)
                 .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
             kernels = compiled.kernels;
             compiled.ptx
         }
         Emit::Ptx => {
-            let compiled = tilec_lower_ptx::compile_to_ptx(&module, backend_target, opt)
+            let compiled = tilec_lower_ptx::compile_to_ptx(&module, target, opt)
                 .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
             kernels = compiled.kernels;
             compiled.ptx
         }
-        Emit::Mlir => tilec_lower_ptx::mlir::translate::compile_to_mlir(&module, backend_target, opt)
+        Emit::Mlir => tilec_lower_ptx::mlir::translate::compile_to_mlir(&module, target, opt)
             .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
     };
     if let Some(path) = &args.manifest {
-        if args.emit != Emit::Ptx {
+        if emit != Emit::Ptx {
             return Err(DriverError::Usage("--manifest describes PTX kernels: use it with --emit ptx".into()));
         }
         let json = serde_json::to_string_pretty(&kernels).map_err(|e| DriverError::Usage(format!("manifest: {e}")))?;
@@ -96,7 +97,7 @@ pub fn run_pipeline(
     module: &mut Module,
 ) -> Result<Option<TimingReport>, DriverError> {
     let registry = PassRegistry::with_builtin();
-    let default = match args.emit {
+    let default = match args.emit() {
         Emit::Tir => tilec_passes::default_pipeline(target).to_string(),
         _ => tilec_passes::full_pipeline(target),
     };
@@ -113,8 +114,11 @@ pub fn run_pipeline(
         pm = pm.print_ir_before(name);
     }
     for name in pm.unmatched_print_filters() {
-        let hint = registry.suggest(&name).map(|s| format!("; did you mean '{s}'?")).unwrap_or_default();
-        eprintln!("tilec: warning: --print-ir-before/after '{name}' names no pass of the pipeline{hint}");
+        let mut passes = pm.pass_names();
+        passes.sort_unstable();
+        passes.dedup();
+        let hint = tilec_ir::diag::NameHint::new(&name, passes).note("passes in the pipeline");
+        eprintln!("tilec: warning: --print-ir-before/after '{name}' names no pass of the pipeline; {hint}");
     }
     let mut cx = PassContext::new(target);
     let mut stderr = std::io::stderr().lock();
@@ -166,15 +170,15 @@ impl CacheKeys {
     /// Everything the output depends on: this compiler build, the input text (not its path: the outputs
     /// do not mention it), and the options that change the output. The target and level are normalised
     /// (`sm90` and `sm_90` share entries); the backend counts only where it is used.
-    fn new(args: &CompileArgs, source: &SourceFile, target: tilec_lower_ptx::Target, opt: tilec_lower_ptx::OptLevel) -> Self {
-        let backend = match (args.emit, args.backend) {
+    fn new(args: &CompileArgs, source: &SourceFile, target: Target, opt: tilec_lower_ptx::OptLevel) -> Self {
+        let backend = match (args.emit(), args.backend) {
             (Emit::Ptx, Backend::Mlir) | (Emit::Mlir, _) => "mlir",
             (Emit::Ptx, Backend::Llvm) | (Emit::Llvm, _) => "llvm",
             (Emit::Tir | Emit::Nvgpu, _) => "none",
         };
         let mut key = KeyBuilder::new();
         key.field("input", source.text.as_bytes())
-            .field("emit", args.emit.to_string().as_bytes())
+            .field("emit", args.emit().to_string().as_bytes())
             .field("target", target.chip().as_bytes())
             .field("backend", backend.as_bytes())
             .field("opt", opt.to_string().as_bytes())

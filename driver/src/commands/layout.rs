@@ -19,9 +19,8 @@ pub fn run(args: &LayoutArgs) -> Result<String, DriverError> {
         return Err(DriverError::Usage("name a layout (see `tilec layout --list`)".into()));
     };
     let Some(hw) = hardware_layout(name) else {
-        let names = hardware_layout_names();
-        let hint = names.iter().find(|n| n.starts_with(name) || name.starts_with(**n)).map(|n| format!("; did you mean '{n}'?")).unwrap_or_default();
-        return Err(DriverError::Usage(format!("unknown layout '{name}'{hint} (see `tilec layout --list`)")));
+        let hint = tilec_ir::diag::NameHint::new(name, hardware_layout_names()).note("layouts");
+        return Err(DriverError::Usage(format!("unknown layout '{name}'; {hint}")));
     };
     let rendered = |r: Result<String, tilec_layout::LayoutError>| r.map_err(|e| DriverError::Usage(format!("{name}: {e}")));
     if let Some(path) = &args.svg {

@@ -58,8 +58,7 @@ fn lower_and_compare(
     values: Vec<ArgValue>,
     launch: &tilec_ir::interp::Launch,
 ) -> Result<String, DriverError> {
-    let target: tilec_passes::Target =
-        args.target.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
+    let target = crate::target::parse_target(&args.target)?;
     let mut expected = values.clone();
     tilec_ir::interp::run(func, &mut expected, launch).map_err(|e| diagnostics(source, vec![e.to_diagnostic()]))?;
     let (lowered, note) = lower_for_extents(func, target, source, &tensor_extents(&values))?;

@@ -81,10 +81,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
     }
     let space = candidates(args)?;
 
-    let (gpu, target_name) = open_gpu_unless_bundling(args.bundle.is_some(), args.target.as_deref())?;
-    let target: tilec_passes::Target = target_name.parse().map_err(|e: tilec_passes::UnknownTarget| DriverError::Usage(e.to_string()))?;
-    let backend_target: tilec_lower_ptx::Target =
-        target_name.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
+    let (gpu, target) = open_gpu_unless_bundling(args.bundle.is_some(), args.target.as_deref())?;
 
     let source = read_source(&args.input)?;
     let module = parse_and_verify(&source)?;
@@ -112,7 +109,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
     if ptxas.is_none() {
         eprintln!("tilec tune: note: ptxas not found: candidates are not assembled here (no register counts; the GPU's driver assembles them)");
     }
-    let setup = Setup { source: &source, target, backend_target, backend: args.backend, ptxas: ptxas.as_ref(), roles: &roles };
+    let setup = Setup { source: &source, target, backend: args.backend, ptxas: ptxas.as_ref(), roles: &roles };
 
     let mut jobs = Vec::new();
     let mut skipped = Vec::new();
@@ -121,7 +118,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
         let template = BenchBundle {
             ptx: "kernel.ptx".into(),
             kernel: String::new(),
-            label: format!("{} ({backend}, {target_name}) {name}", source.name),
+            label: format!("{} ({backend}, {target}) {name}", source.name),
             grid,
             block: [0; 3],
             shared_bytes: 0,
@@ -144,14 +141,14 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
     }
     if jobs.is_empty() {
         return Err(DriverError::Usage(format!(
-            "none of the {} candidate(s) lowers for {target_name}{}",
+            "none of the {} candidate(s) lowers for {target}{}",
             skipped.len(),
             if args.verbose { "" } else { " (--verbose says why)" }
         )));
     }
 
     match (&args.bundle, gpu) {
-        (Some(dir), _) => write_candidates(dir, &stem(&args.input, &func.name), &jobs, &target_name),
+        (Some(dir), _) => write_candidates(dir, &stem(&args.input, &func.name), &jobs, target),
         (None, Some((ctx, stream, cublas))) => {
             let jobs: Vec<TuneJob> = jobs.into_iter().map(|c| c.job).collect();
             let records = tune::run_jobs(&ctx, &stream, &cublas, &jobs);
@@ -177,8 +174,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
 /// What every candidate's compilation shares.
 struct Setup<'a> {
     source: &'a SourceFile,
-    target: tilec_passes::Target,
-    backend_target: tilec_lower_ptx::Target,
+    target: tilec_ir::Target,
     backend: Backend,
     ptxas: Option<&'a tilec_lower_ptx::ptxas::Ptxas>,
     roles: &'a roles::GemmRoles,
@@ -312,14 +308,14 @@ fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, 
     let (single, _) = lower_for_extents(&f, setup.target, &source, &gemm_extents(&f, setup.roles, &template.gemm)).map_err(|e| skip(e.render(false)))?;
     let opt = tilec_lower_ptx::OptLevel::O3;
     let compiled = match setup.backend {
-        Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, setup.backend_target, opt).map(|c| (c.ptx, c.kernels)),
-        Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, setup.backend_target, opt).map(|c| (c.ptx, c.kernels)),
+        Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, setup.target, opt).map(|c| (c.ptx, c.kernels)),
+        Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, setup.target, opt).map(|c| (c.ptx, c.kernels)),
     };
     let (ptx, kernels) = compiled.map_err(|e| skip(diagnostics(setup.source, vec![e.to_diagnostic()]).render(false)))?;
     let kernel = kernels.into_iter().next().ok_or_else(|| skip("no kernel compiled".into()))?;
     let (mut registers, mut spill_bytes) = (None, None);
     if let Some(ptxas) = setup.ptxas {
-        let report = ptxas.assemble(&ptx, setup.backend_target).map_err(|e| skip(format!("ptxas: {e}")))?;
+        let report = ptxas.assemble(&ptx, setup.target).map_err(|e| skip(format!("ptxas: {e}")))?;
         if let Some(r) = report.kernel(&kernel.name) {
             registers = Some(r.registers);
             spill_bytes = Some(r.spill_stores + r.spill_loads);
@@ -352,7 +348,7 @@ const CANDIDATE_FILES: [&str; 3] = [runner::BENCH_JSON, "kernel.ptx", TUNE_JSON]
 
 /// Writes every candidate into `DIR/<stem>_<candidate>/`; candidates of an earlier run for the same file that
 /// this run does not write are removed, so that `tilec-gpu-runner tune DIR` runs exactly this run's candidates.
-fn write_candidates(dir: &str, stem: &str, compiled: &[Compiled], target: &str) -> Result<String, DriverError> {
+fn write_candidates(dir: &str, stem: &str, compiled: &[Compiled], target: tilec_ir::Target) -> Result<String, DriverError> {
     let root = Path::new(dir);
     let names: BTreeSet<String> = compiled.iter().map(|c| format!("{stem}_{}", c.job.candidate.name)).collect();
     if let Ok(entries) = std::fs::read_dir(root) {

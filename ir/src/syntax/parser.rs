@@ -454,10 +454,7 @@ impl<'a> Parser<'a> {
             _ => return Err(self.error_expected("an operation name")),
         };
         let Some(kind) = OpKind::from_name(&name) else {
-            let mut d = Diagnostic::error(name_span, format!("unknown operation '{name}'"));
-            if let Some(close) = closest_op_name(&name) {
-                d = d.with_note(format!("did you mean '{close}'?"));
-            }
+            let d = Diagnostic::error(name_span, format!("unknown operation '{name}'")).with_note(op_name_hint(&name));
             self.report(d);
             return Err(Reported);
         };
@@ -879,27 +876,14 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// The known op name closest to a misspelt one, if any is close.
-fn closest_op_name(name: &str) -> Option<&'static str> {
-    crate::ops::OP_DEFS
-        .iter()
-        .map(|d| (edit_distance(name, d.name), d.name))
-        .filter(|&(dist, _)| dist <= 3)
-        .min()
-        .map(|(_, n)| n)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
+/// "did you mean" for an unknown op name, or the ops of its dialect (of all dialects when the prefix names none).
+fn op_name_hint(name: &str) -> String {
+    let dialect = |n: &str| n.split('.').next().map(str::to_string);
+    let same_dialect: Vec<&'static str> =
+        crate::ops::OP_DEFS.iter().map(|d| d.name).filter(|n| dialect(n) == dialect(name)).collect();
+    if same_dialect.is_empty() {
+        crate::diag::NameHint::new(name, crate::ops::OP_DEFS.iter().map(|d| d.name)).note("operations")
+    } else {
+        crate::diag::NameHint::new(name, same_dialect).note("operations")
     }
-    row[b.len()]
 }

@@ -1,6 +1,6 @@
 //! The LLVM NVPTX backend plumbing (feature `llvm`, inkwell on LLVM 22).
 //!
-//! * [`nvptx_target`]: NVPTX target machines per [`Target`](crate::Target), LLVM's new-pass-manager
+//! * [`nvptx_target`]: NVPTX target machines per [`Target`](tilec_ir::Target), LLVM's new-pass-manager
 //!   optimisation pipeline, and deterministic PTX emission.
 //! * [`nvvm_intrinsics`]: typed declarations and calls of the NVVM intrinsics tilec lowers to. Every name is
 //!   looked up in LLVM's intrinsic table first, so a misspelt name is an error here instead of an external

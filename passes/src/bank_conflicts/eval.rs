@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use tilec_ir::layout::Layout;
+use tilec_ir::shared_memory::place_shared_allocations;
 use tilec_ir::{Attribute, Func, MemorySpace, OpId, OpKind, TileType, Type, Value, ValueDef};
 
 use super::{
@@ -18,9 +19,6 @@ use super::{
 type Lanes = [Option<i64>; WARP_LANES];
 const UNKNOWN: Lanes = [None; WARP_LANES];
 
-/// Alignment of each shared tile (as the simulator places them).
-const SHARED_ALIGN: u64 = 128;
-
 /// The physical element offset of `index` in a tile of type `ty`: row-major (also when no layout is set),
 /// column-major, or a `#swizzle<...>` of those, computed directly. `None` for an index of the wrong rank,
 /// a negative coordinate, or a layout that needs a lookup table (`#linear`, `#hw`).
@@ -28,26 +26,7 @@ const SHARED_ALIGN: u64 = 128;
 /// Rank-2 tiles use their layout; other ranks are row-major over all axes (a swizzle of a row-major
 /// base still applies to the flattened offset).
 pub fn element_offset(ty: &TileType, index: &[i64]) -> Option<u64> {
-    let shape = ty.static_shape()?;
-    if index.len() != shape.len() || index.iter().any(|&i| i < 0) {
-        return None;
-    }
-    layout_offset(ty.layout.as_ref(), &shape, index)
-}
-
-fn layout_offset(layout: Option<&Layout>, shape: &[u64], index: &[i64]) -> Option<u64> {
-    let row_major = || index.iter().zip(shape).fold(0u64, |acc, (&i, &n)| acc * n + i as u64);
-    match layout {
-        None | Some(Layout::RowMajor) => Some(row_major()),
-        Some(Layout::ColMajor) if shape.len() == 2 => Some(index[1] as u64 * shape[0] + index[0] as u64),
-        Some(Layout::ColMajor) => Some(row_major()),
-        Some(Layout::Swizzled { swizzle, base }) => {
-            let o = layout_offset(Some(base), shape, index)?;
-            let o = u32::try_from(o).ok()?;
-            Some(u64::from(swizzle.apply(o)))
-        }
-        Some(Layout::Linear(_) | Layout::Hardware(_)) => None,
-    }
+    Layout::element_offset_of(ty.layout.as_ref(), &ty.static_shape()?, index)
 }
 
 /// A shared tile the warp can address.
@@ -169,8 +148,8 @@ pub(super) fn analyze(func: &Func, options: &BankConflictOptions) -> BankConflic
     }
 }
 
-/// Shared tiles from `tile.alloc_shared`, in program order at 128-byte aligned offsets (as the simulator
-/// places them); shared tiles passed as arguments start at 0.
+/// Shared tiles from `tile.alloc_shared`, placed as the backends place them
+/// ([`tilec_ir::shared_memory::place_shared_allocations`]); shared tiles passed as arguments start at 0.
 fn place_shared_tiles(func: &Func) -> Vec<(Value, (u64, TileType))> {
     let mut out = Vec::new();
     for &arg in func.args() {
@@ -180,19 +159,10 @@ fn place_shared_tiles(func: &Func) -> Vec<(Value, (u64, TileType))> {
             }
         }
     }
-    let mut next = 0u64;
-    func.body.walk(func.entry, &mut |op| {
-        let o = func.body.op(op);
-        if o.kind != OpKind::AllocShared {
-            return;
-        }
-        let Some(r) = o.result() else { return };
-        let Type::Tile(t) = func.body.ty(r) else { return };
-        let bytes = t.num_elements().unwrap_or(0) * u64::from(t.elem.bit_width()) / 8;
-        let base = next.div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
-        next = base + bytes;
-        out.push((r, (base, t.clone())));
-    });
+    for placed in place_shared_allocations(func) {
+        let (Some(tile), Some(r)) = (placed.tile, func.body.op(placed.op).result()) else { continue };
+        out.push((r, (placed.offset, tile.clone())));
+    }
     out
 }
 

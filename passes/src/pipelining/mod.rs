@@ -130,7 +130,7 @@ impl crate::Pass for SoftwarePipeline {
                                 format!(
                                     "software-pipeline: {stages} stages, not {DEFAULT_STAGES}: more would not fit the {} bytes of shared memory per block of {}",
                                     cx.target.max_shared_bytes_per_block(),
-                                    cx.target.name()
+                                    cx.target.chip()
                                 ),
                             );
                         }
@@ -163,9 +163,9 @@ impl crate::Pass for SoftwarePipeline {
 /// stages, beside the function's other allocations) fit. When not even 2 fit, [`DEFAULT_STAGES`]:
 /// check-resources then says what is too large.
 pub fn stages_that_fit(func: &Func, limit: u64) -> u32 {
-    use crate::check_resources::{tile_bytes, SHARED_ALIGN};
+    use tilec_ir::shared_memory::{align_shared, tile_bytes};
     let bytes = |v: Value| match func.body.ty(v) {
-        Type::Tile(t) => tile_bytes(t).div_ceil(SHARED_ALIGN) * SHARED_ALIGN,
+        Type::Tile(t) => align_shared(tile_bytes(t)),
         _ => 0,
     };
     let mut all = 0u64;
