@@ -136,9 +136,9 @@ pub fn check_attribute(
         None => {
             let known: Vec<&str> = declared.iter().map(|a| a.name).collect();
             let diag = Diagnostic::error(span, format!("{owner} has no attribute '{name}'"));
-            Err(match known.as_slice() {
-                [] => diag.with_note("it takes no attributes"),
-                _ => diag.with_note(format!("its attributes are: {}", known.join(", "))),
+            Err(match crate::diag::NameHint::new(name, known) {
+                crate::diag::NameHint::OneOf(known) if known.is_empty() => diag.with_note("it takes no attributes"),
+                hint => diag.with_note(hint.note("attributes")),
             })
         }
     }
