@@ -21,6 +21,7 @@
 
 pub mod attr_value;
 pub mod kernel;
+pub mod reference;
 
 pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaShape, Probe};
 
