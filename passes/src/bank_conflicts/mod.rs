@@ -165,7 +165,7 @@ impl fmt::Display for AccessKind {
 /// Which warps of the block to analyse.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WarpSelection {
-    /// Every warp (`num_warps` of the function, default 1).
+    /// Every warp (`num_warps` of the function, default 4 as for layout assignment).
     All,
     /// Only these warps.
     Only(Vec<u32>),
