@@ -5,7 +5,7 @@
 
 use tilec_ir::{Attribute, Module, OpKind};
 use tilec_passes::pipelining::FRAGMENTS_AHEAD_ATTR;
-use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry, Target};
+use tilec_passes::{full_pipeline, Pass, PassContext, PassManager, PassRegistry, SoftwarePipeline, Target};
 
 fn gemm(attr: Option<&str>) -> Module {
     let text = std::fs::read_to_string(format!("{}/../examples/gemm.tir", env!("CARGO_MANIFEST_DIR"))).unwrap();
@@ -71,9 +71,16 @@ fn the_pass_option_wins_over_the_attribute() {
 
 #[test]
 fn a_value_that_is_not_a_bool_is_diagnosed() {
-    let err = lowered(gemm(Some("2")), "").unwrap_err();
-    assert!(err.contains("fragments_ahead = 2: expected true or false"), "{err}");
-    // The option overrides the attribute, so a bad attribute is not read at all then.
-    let m = lowered(gemm(Some("2")), "fragments=off").unwrap();
+    // The parser (and the verifier) check the declared type of a kernel attribute.
+    let text = tilec_ir::print_module(&gemm(None)).replace("attributes {", "attributes {fragments_ahead = 2, ");
+    let err = format!("{:?}", tilec_ir::parse_module(&text).unwrap_err());
+    assert!(err.contains("'fragments_ahead' must be true or false, found 2"), "{err}");
+    // Unverified IR: the pass says so itself, unless its options say everything it would read.
+    let mut m = gemm(None);
+    m.funcs[0].attrs.insert(FRAGMENTS_AHEAD_ATTR.into(), Attribute::Int(2));
+    let err = SoftwarePipeline::default().run(&mut m, &mut PassContext::new(Target::Sm90)).unwrap_err();
+    assert!(err.message.contains("fragments_ahead = 2: expected true or false"), "{}", err.message);
+    let forced = SoftwarePipeline { stages: Some(4), fragments_ahead: Some(false) };
+    forced.run(&mut m, &mut PassContext::new(Target::Sm90)).unwrap();
     assert_eq!(m.funcs[0].attrs.get(FRAGMENTS_AHEAD_ATTR), Some(&Attribute::Int(2)));
 }
