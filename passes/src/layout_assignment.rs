@@ -35,14 +35,18 @@
 use std::collections::HashMap;
 
 use tilec_ir::layout::{hardware_layout, Layout, LinearLayout};
-use tilec_ir::{Attribute, Diagnostic, Func, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Type, Value};
+use tilec_ir::ops::MmaShape;
+use tilec_ir::{typed, Attribute, Diagnostic, Func, KernelAttrs, MemorySpace, Module, OpId, ScalarType, Span, Type, Value};
 
-/// The function attribute naming the number of warps of a block.
+use crate::kernel_attrs::kernel_attrs;
+
+/// The function attribute naming the number of warps of a block (its name, for tools that set it; passes read
+/// it as [`KernelAttrs::num_warps`]).
 pub const NUM_WARPS_ATTR: &str = "num_warps";
 /// The function attribute naming the warp tile of its mma, `[rows, cols]` (else the most square one).
 pub const WARP_TILE_ATTR: &str = "warp_tile";
 /// The number of warps when a function does not say.
-pub const DEFAULT_NUM_WARPS: u32 = 4;
+pub use tilec_ir::ops::kernel::DEFAULT_NUM_WARPS;
 
 /// One `mma.sync` instruction shape with the catalogue names of its fragment layouts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -250,9 +254,10 @@ pub fn default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u32) ->
     Ok((l, values))
 }
 
-/// The number of warps of a function (its `num_warps` attribute, default [`DEFAULT_NUM_WARPS`]).
+/// The number of warps of a function (its `num_warps` attribute, default [`DEFAULT_NUM_WARPS`]; the default
+/// too when an attribute is mistyped, which the verifier reports).
 pub fn num_warps(func: &Func) -> u32 {
-    func.attrs.get(NUM_WARPS_ATTR).and_then(Attribute::as_int).map_or(DEFAULT_NUM_WARPS, |n| n.clamp(1, 32) as u32)
+    KernelAttrs::of(func).map_or(DEFAULT_NUM_WARPS, |attrs| attrs.num_warps).clamp(1, 32)
 }
 
 /// Register tile values that must share one layout, found by union-find over the ops that tie them.
@@ -304,11 +309,11 @@ impl LayoutClasses {
                     classes.union(w[0], w[1]);
                 }
             };
-            match op.kind {
-                OpKind::For => {
+            match typed::AnyOp::from_op(op) {
+                Some(typed::AnyOp::For(lp)) => {
                     let block = body.block(op.regions[0]);
                     let yielded = block.ops.last().map(|&y| body.op(y).operands.clone()).unwrap_or_default();
-                    for (i, &init) in op.group("inits").iter().enumerate() {
+                    for (i, &init) in lp.inits.iter().enumerate() {
                         let mut faces = vec![init];
                         faces.extend(block.args.get(i + 1).copied());
                         faces.extend(op.results.get(i).copied());
@@ -316,10 +321,10 @@ impl LayoutClasses {
                         tie(&faces);
                     }
                 }
-                k if k.is_binary_arith() => tie(&[op.operands.clone(), op.results.clone()].concat()),
-                OpKind::Select => tie(&[op.operands[1..].to_vec(), op.results.clone()].concat()),
-                OpKind::Cast => tie(&[op.operands.clone(), op.results.clone()].concat()),
-                OpKind::Mma => tie(&[op.group("c").to_vec(), op.results.clone()].concat()),
+                _ if op.kind.is_binary_arith() => tie(&[op.operands.clone(), op.results.clone()].concat()),
+                Some(typed::AnyOp::Select(sel)) => tie(&[vec![sel.true_value, sel.false_value], op.results.clone()].concat()),
+                Some(typed::AnyOp::Cast(cast)) => tie(&[vec![cast.source], op.results.clone()].concat()),
+                Some(typed::AnyOp::Mma(mma)) => tie(&[vec![mma.c], op.results.clone()].concat()),
                 _ => {}
             }
         }
@@ -375,16 +380,12 @@ pub fn live_values(func: &Func) -> Vec<Value> {
 /// Solves the layouts of one function (does not change it).
 pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
     let body = &func.body;
-    let warps = num_warps(func);
-    let warp_tile = match func.attrs.get(WARP_TILE_ATTR) {
+    let attrs = kernel_attrs(func)?;
+    let warps = attrs.num_warps.clamp(1, 32);
+    let warp_tile = match attrs.warp_tile.as_deref() {
         None => None,
-        Some(Attribute::Array(items)) => match items.as_slice() {
-            [Attribute::Int(a), Attribute::Int(b)] if *a > 0 && *b > 0 => Some((*a as u64, *b as u64)),
-            _ => None,
-        }
-        .map(Some)
-        .ok_or_else(|| Diagnostic::error(func.span, format!("{WARP_TILE_ATTR} must be [rows, cols] of positive integers")))?,
-        Some(other) => return Err(Diagnostic::error(func.span, format!("{WARP_TILE_ATTR} = {other}: expected [rows, cols]"))),
+        Some(&[rows, cols]) if rows > 0 && cols > 0 => Some((u64::from(rows), u64::from(cols))),
+        Some(_) => return Err(Diagnostic::error(func.span, format!("{WARP_TILE_ATTR} must be [rows, cols] of positive integers"))),
     };
     let mut classes = LayoutClasses::of(func);
     let mut reqs: HashMap<Value, Requirement> = HashMap::new();
@@ -393,11 +394,9 @@ pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
     body.walk(func.entry, &mut |op| ops.push(op));
     for &id in &ops {
         let op = body.op(id);
-        if op.kind != OpKind::Mma {
-            continue;
-        }
-        let tile = |name: &str| op.operand(name).and_then(|v| body.ty(v).as_tile().cloned());
-        let (Some(ta), Some(tb), Some(tc)) = (tile("a"), tile("b"), tile("c")) else { continue };
+        let Some(mma) = op.view::<typed::Mma>() else { continue };
+        let tile = |v: Value| body.ty(v).as_tile().cloned();
+        let (Some(ta), Some(tb), Some(tc)) = (tile(mma.a), tile(mma.b), tile(mma.c)) else { continue };
         let (Some(sa), Some(sb)) = (ta.static_shape(), tb.static_shape()) else {
             return Err(Diagnostic::error(op.span, "'tile.mma' needs static shapes for layout assignment"));
         };
@@ -407,9 +406,9 @@ pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
         })?;
         let [va, vb, vc] = asg.instr.fragment_values();
         let wanted = [
-            (op.group("a")[0], asg.a.clone(), va, Role::A),
-            (op.group("b")[0], asg.b.clone(), vb, Role::B),
-            (op.group("c")[0], asg.c.clone(), vc, Role::C),
+            (mma.a, asg.a.clone(), va, Role::A),
+            (mma.b, asg.b.clone(), vb, Role::B),
+            (mma.c, asg.c.clone(), vc, Role::C),
         ];
         for (v, layout, values, role) in wanted {
             let c = classes.class_of(v);
@@ -480,10 +479,12 @@ pub fn assign_layouts_in(func: &mut Func) -> Result<(), Diagnostic> {
             }
         }
     }
-    for (op, asg) in &solution.mmas {
-        let attrs = &mut func.body.op_mut(*op).attrs;
-        attrs.insert("mmaShape".into(), Attribute::from(asg.instr.shape().to_vec()));
-        attrs.insert("warpGrid".into(), Attribute::from(vec![asg.warps.0 as i64, asg.warps.1 as i64]));
+    for (id, asg) in &solution.mmas {
+        let op = func.body.op_mut(*id);
+        if let Some(mma) = op.view::<typed::Mma>() {
+            let MmaInstr { m, n, k, .. } = asg.instr;
+            op.set_from(typed::Mma { mma_shape: Some(MmaShape { m, n, k }), warp_grid: Some(vec![asg.warps.0, asg.warps.1]), ..mma });
+        }
     }
     Ok(())
 }

@@ -29,11 +29,13 @@
 //! ```
 
 pub mod analysis;
+pub mod arith;
 pub mod bank_conflicts;
 pub mod check_resources;
 pub mod cleanup;
 pub mod context;
 pub mod expect;
+pub mod kernel_attrs;
 pub mod layout_assignment;
 pub mod lower;
 pub mod manager;

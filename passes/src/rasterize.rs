@@ -23,11 +23,15 @@
 //! `G`: the pass option `group=N`, else the function attribute `raster_group`, else none (the pass does
 //! nothing). A function that does not use both `block_id x` and `block_id y` is left alone.
 
-use tilec_ir::{Attribute, Diagnostic, Func, Module, OpId, OpKind, OpSpec, Type, Value};
+use tilec_ir::ops::{GridAxis, Literal};
+use tilec_ir::typed;
+use tilec_ir::{Diagnostic, Func, Module, OpId, OpSpec, Type, TypedOp, Value};
 
+use crate::arith::BinaryArith;
+use crate::kernel_attrs::kernel_attrs;
 use crate::options::PassOptions;
 
-/// The function attribute naming the group size.
+/// The function attribute naming the group size (read as [`tilec_ir::KernelAttrs::raster_group`]).
 pub const RASTER_GROUP_ATTR: &str = "raster_group";
 
 /// The `rasterize` pass (see the [module documentation](self)).
@@ -73,14 +77,9 @@ impl crate::Pass for Rasterize {
         for func in &mut module.funcs {
             let group = match self.group {
                 Some(g) => g,
-                None => match func.attrs.get(RASTER_GROUP_ATTR) {
+                None => match kernel_attrs(func)?.raster_group {
                     None => continue,
-                    Some(attr) => {
-                        let n = attr.as_int().ok_or_else(|| {
-                            Diagnostic::error(func.span, format!("{RASTER_GROUP_ATTR} = {attr}: expected an integer"))
-                        })?;
-                        check_group(n).map_err(|m| Diagnostic::error(func.span, m))?
-                    }
+                    Some(n) => check_group(i64::from(n)).map_err(|m| Diagnostic::error(func.span, m))?,
                 },
             };
             if group > 1 {
@@ -95,13 +94,10 @@ impl crate::Pass for Rasterize {
 fn rasterize(func: &mut Func, group: u32) {
     let mut ids: [Vec<OpId>; 2] = [Vec::new(), Vec::new()];
     func.body.walk(func.entry, &mut |id| {
-        let op = func.body.op(id);
-        if op.kind == OpKind::BlockId {
-            match op.attr("dim").and_then(Attribute::as_keyword) {
-                Some("x") => ids[0].push(id),
-                Some("y") => ids[1].push(id),
-                _ => {}
-            }
+        match func.body.op(id).view::<typed::BlockId>().map(|b| b.dim) {
+            Some(GridAxis::X) => ids[0].push(id),
+            Some(GridAxis::Y) => ids[1].push(id),
+            _ => {}
         }
     });
     if ids.iter().any(Vec::is_empty) {
@@ -114,26 +110,26 @@ fn rasterize(func: &mut Func, group: u32) {
         body.insert_before(first, op);
         body.op(op).results[0]
     };
-    let special = |kind: OpKind, dim: &str| OpSpec::new(kind).attr("dim", Attribute::Keyword(dim.into())).result(Type::INDEX);
-    let constant = |n: i64| OpSpec::new(OpKind::Constant).attr("value", Attribute::Int(n)).result(Type::INDEX);
-    let binary = |kind: OpKind, a: Value, b: Value| OpSpec::new(kind).group("lhs", &[a]).group("rhs", &[b]).result(Type::INDEX);
+    let index = |spec: OpSpec| spec.result(Type::INDEX);
+    let constant = |n: i64| index(typed::Constant { value: Literal::Int(n) }.into_spec());
+    let binary = |op: BinaryArith, a: Value, b: Value| index(op.spec(a, b));
     let body = &mut func.body;
-    let x = emit(body, special(OpKind::BlockId, "x"));
-    let y = emit(body, special(OpKind::BlockId, "y"));
-    let gx = emit(body, special(OpKind::GridDim, "x"));
-    let gy = emit(body, special(OpKind::GridDim, "y"));
+    let x = emit(body, index(typed::BlockId { dim: GridAxis::X }.into_spec()));
+    let y = emit(body, index(typed::BlockId { dim: GridAxis::Y }.into_spec()));
+    let gx = emit(body, index(typed::GridDim { dim: GridAxis::X }.into_spec()));
+    let gy = emit(body, index(typed::GridDim { dim: GridAxis::Y }.into_spec()));
     let g = emit(body, constant(i64::from(group)));
-    let y_gx = emit(body, binary(OpKind::Mul, y, gx));
-    let lin = emit(body, binary(OpKind::Add, x, y_gx));
-    let width = emit(body, binary(OpKind::Mul, g, gy));
-    let gid = emit(body, binary(OpKind::Div, lin, width));
-    let first_row = emit(body, binary(OpKind::Mul, gid, g));
-    let rows_left = emit(body, binary(OpKind::Sub, gx, first_row));
-    let rows = emit(body, binary(OpKind::Min, rows_left, g));
-    let in_group = emit(body, binary(OpKind::Rem, lin, width));
-    let row = emit(body, binary(OpKind::Rem, in_group, rows));
-    let new_x = emit(body, binary(OpKind::Add, first_row, row));
-    let new_y = emit(body, binary(OpKind::Div, in_group, rows));
+    let y_gx = emit(body, binary(BinaryArith::Mul, y, gx));
+    let lin = emit(body, binary(BinaryArith::Add, x, y_gx));
+    let width = emit(body, binary(BinaryArith::Mul, g, gy));
+    let gid = emit(body, binary(BinaryArith::Div, lin, width));
+    let first_row = emit(body, binary(BinaryArith::Mul, gid, g));
+    let rows_left = emit(body, binary(BinaryArith::Sub, gx, first_row));
+    let rows = emit(body, binary(BinaryArith::Min, rows_left, g));
+    let in_group = emit(body, binary(BinaryArith::Rem, lin, width));
+    let row = emit(body, binary(BinaryArith::Rem, in_group, rows));
+    let new_x = emit(body, binary(BinaryArith::Add, first_row, row));
+    let new_y = emit(body, binary(BinaryArith::Div, in_group, rows));
     for (old, new) in [(&ids[0], new_x), (&ids[1], new_y)] {
         for &id in old {
             let result = body.op(id).results[0];

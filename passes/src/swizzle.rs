@@ -40,12 +40,13 @@
 //!   handle), the model is the check.
 
 use tilec_ir::layout::{Layout, Swizzle};
-use tilec_ir::{Attribute, Diagnostic, Func, MemorySpace, Module, OpKind, Span, TileType, Type, Value};
+use tilec_ir::{typed, Diagnostic, Func, MemorySpace, Module, OpKind, Span, TileType, Type, Value};
 
 use crate::bank_conflicts::{
     analyze_bank_conflicts, element_offset, AccessCost, BankConflictOptions, WarpAccess, WARP_LANES,
 };
 use crate::context::PassContext;
+use crate::layout_assignment::num_warps;
 use crate::pass::Pass;
 
 /// The `swizzle` pass (see the [module docs](self)).
@@ -228,10 +229,6 @@ fn sum(a: AccessCost, b: AccessCost) -> AccessCost {
     }
 }
 
-fn num_warps(func: &Func) -> u32 {
-    func.attrs.get("num_warps").and_then(Attribute::as_int).unwrap_or(1).clamp(1, 32) as u32
-}
-
 /// Sets the type of a shared tile value and of the loop arguments and results that carry it.
 pub fn set_tile_type(func: &mut Func, tile: Value, ty: TileType) {
     let mut carried = vec![tile];
@@ -243,9 +240,9 @@ pub fn set_tile_type(func: &mut Func, tile: Value, ty: TileType) {
     });
     for op in fors {
         let o = func.body.op(op);
-        let Some(&region) = o.regions.first() else { continue };
+        let (Some(&region), Some(lp)) = (o.regions.first(), o.view::<typed::For>()) else { continue };
         let args = func.body.block(region).args.clone();
-        for (i, init) in o.group("inits").iter().enumerate() {
+        for (i, init) in lp.inits.iter().enumerate() {
             if carried.contains(init) {
                 carried.extend(args.get(i + 1).copied());
                 carried.extend(o.results.get(i).copied());
@@ -294,12 +291,12 @@ fn widest_vector_access(func: &Func, tile: Value) -> Option<u64> {
     let mut widest = None;
     func.body.walk(func.entry, &mut |id| {
         let op = func.body.op(id);
-        let (memory, value) = match op.kind {
-            OpKind::Load => (op.operand("src"), op.result()),
-            OpKind::Store => (op.operand("dst"), op.operand("value")),
+        let (memory, value) = match typed::AnyOp::from_op(op) {
+            Some(typed::AnyOp::Load(load)) => (load.src, op.result()),
+            Some(typed::AnyOp::Store(store)) => (store.dst, Some(store.value)),
             _ => return,
         };
-        if memory != Some(tile) {
+        if memory != tile {
             return;
         }
         if let Some(ty) = value.map(|v| func.body.ty(v)) {

@@ -3,10 +3,9 @@
 //! differ (with fragments ahead the main loop carries the next iteration's fragments), and the pass option
 //! wins over the attribute. A value that is not a bool is a diagnostic at the attribute (the verifier's).
 
-use tilec_ir::{Module, OpKind};
+use tilec_ir::{Attribute, Module, OpKind, Target};
 use tilec_passes::pipelining::FRAGMENTS_AHEAD_ATTR;
-use tilec_ir::Target;
-use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
+use tilec_passes::{full_pipeline, Pass, PassContext, PassManager, PassRegistry, SoftwarePipeline};
 
 fn gemm(attr: Option<&str>) -> Module {
     let text = std::fs::read_to_string(format!("{}/../examples/gemm.tir", env!("CARGO_MANIFEST_DIR"))).unwrap();
@@ -78,4 +77,12 @@ fn a_value_that_is_not_a_bool_is_diagnosed() {
         let err = lowered(gemm(Some("2")), options).unwrap_err();
         assert!(err.contains("kernel @gemm: 'fragments_ahead' must be true or false, found 2"), "{err}");
     }
+    // Unverified IR: the pass says so itself, unless its options say everything it would read.
+    let mut m = gemm(None);
+    m.funcs[0].attrs.insert(FRAGMENTS_AHEAD_ATTR.into(), Attribute::Int(2));
+    let err = SoftwarePipeline::default().run(&mut m, &mut PassContext::new(Target::Sm90)).unwrap_err();
+    assert!(err.message.contains("fragments_ahead = 2: expected true or false"), "{}", err.message);
+    let forced = SoftwarePipeline { stages: Some(4), fragments_ahead: Some(false) };
+    forced.run(&mut m, &mut PassContext::new(Target::Sm90)).unwrap();
+    assert_eq!(m.funcs[0].attrs.get(FRAGMENTS_AHEAD_ATTR), Some(&Attribute::Int(2)));
 }

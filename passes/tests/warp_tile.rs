@@ -28,7 +28,7 @@ fn kernel(attrs: &str) -> String {
 
 /// The warp grid layout assignment wrote onto the mma, or the diagnostic.
 fn warp_grid(attrs: &str) -> Result<Vec<i64>, String> {
-    let mut m = tilec_ir::parse_module(&kernel(attrs)).unwrap();
+    let mut m = tilec_ir::parse_module(&kernel(attrs)).map_err(|d| format!("{d:?}"))?;
     let pm = PassManager::from_pipeline(&PassRegistry::with_builtin(), "layout-assignment").unwrap();
     pm.run(&mut m, &mut PassContext::new(Target::Sm90)).map_err(|e| format!("{:?}", e.diagnostics))?;
     let f = &m.funcs[0];
@@ -56,6 +56,11 @@ fn the_warp_tile_attribute_chooses_the_grid() {
 fn a_warp_tile_that_does_not_fit_is_a_diagnostic() {
     let e = warp_grid(", warp_tile = [64, 32]").unwrap_err();
     assert!(e.contains("warp_tile = [64, 32] does not split the 128x256 tile into 8 warp tiles"), "{e}");
+    let e = warp_grid(", warp_tile = [0, 32]").unwrap_err();
+    assert!(e.contains("warp_tile must be [rows, cols] of positive integers"), "{e}");
+    let e = warp_grid(", warp_tile = [32]").unwrap_err();
+    assert!(e.contains("warp_tile must be [rows, cols] of positive integers"), "{e}");
+    // Not a list at all: the verifier checks the declared type (KernelAttrs) before any pass runs.
     let e = warp_grid(", warp_tile = 64").unwrap_err();
     assert!(e.contains("kernel @k: 'warp_tile' must be a list of non-negative integers, found 64"), "{e}");
 }

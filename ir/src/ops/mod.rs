@@ -170,7 +170,8 @@ pub trait TypedOp: Sized {
     /// arity, a required attribute missing, an attribute of the wrong type: what the verifier reports).
     fn from_op(op: &Operation) -> Option<Self>;
 
-    /// The op's operands and attributes (defaults written out), ready for result types and a span.
+    /// The op's operands and attributes (those equal to their declared default left out), ready for result
+    /// types and a span.
     fn into_spec(self) -> OpSpec;
 }
 
@@ -246,6 +247,13 @@ macro_rules! decode_attr {
 macro_rules! attr_default {
     ($ty:ty) => { None };
     ($ty:ty, $default:expr) => { Some(|| <$ty as AttrValue>::encode(&$default)) };
+}
+
+/// Whether a view's attribute has its declared default (then [`TypedOp::into_spec`] leaves it out, so built
+/// IR prints as compactly as a person would write it).
+macro_rules! attr_is_default {
+    ($value:expr) => { false };
+    ($value:expr, $default:expr) => { $value == $default };
 }
 
 /// An attribute without a default is required; an optional one is declared `Option<T> = None`.
@@ -324,8 +332,10 @@ macro_rules! define_ops {
                         let mut spec = OpSpec::new(OpKind::$variant);
                         spec.set_groups(vec![$(GroupValue::into_group(self.$group)),*]);
                         $(
-                            if let Some(attr) = AttrValue::encode(&self.$attr) {
-                                spec.attrs.insert(attr_name!($attr $($text)?).to_string(), attr);
+                            if !attr_is_default!(self.$attr $(, $default)?) {
+                                if let Some(attr) = AttrValue::encode(&self.$attr) {
+                                    spec.attrs.insert(attr_name!($attr $($text)?).to_string(), attr);
+                                }
                             }
                         )*
                         spec

@@ -11,6 +11,8 @@
 //! `tile.div` and `tile.rem` are pure but *may trap*: a division by zero is a run-time error, so DCE
 //! deletes them only when the divisor is a known non-zero constant.
 
+use tilec_ir::ops::Literal;
+use tilec_ir::typed::AnyOp;
 use tilec_ir::{Body, OpId, OpKind};
 
 /// How freely an op may be merged, moved or deleted.
@@ -47,10 +49,22 @@ pub fn may_trap(body: &Body, op: OpId) -> bool {
     if purity(op.kind) != Purity::PureMayTrap {
         return false;
     }
-    let Some(rhs) = op.operand("rhs") else { return true };
-    let Some(def) = body.defining_op(rhs).map(|d| body.op(d)) else { return true };
-    let nonzero = matches!(def.kind, OpKind::Constant | OpKind::Fill)
-        && def.attr("value").and_then(|a| a.as_f64()).is_some_and(|x| x != 0.0 && !x.is_nan());
+    let divisor = match AnyOp::from_op(op) {
+        Some(AnyOp::Div(div)) => div.rhs,
+        Some(AnyOp::Rem(rem)) => rem.rhs,
+        _ => return true,
+    };
+    let Some(def) = body.defining_op(divisor).map(|d| body.op(d)) else { return true };
+    let value = match AnyOp::from_op(def) {
+        Some(AnyOp::Constant(constant)) => constant.value,
+        Some(AnyOp::Fill(fill)) => fill.value,
+        _ => return true,
+    };
+    let nonzero = match value {
+        Literal::Int(n) => n != 0,
+        Literal::Float(x) => x != 0.0 && !x.is_nan(),
+        Literal::Bool(_) => false,
+    };
     !nonzero
 }
 

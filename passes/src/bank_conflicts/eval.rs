@@ -7,8 +7,10 @@
 use std::collections::HashMap;
 
 use tilec_ir::layout::Layout;
+use tilec_ir::ops::{GridAxis, Literal};
 use tilec_ir::shared_memory::place_shared_allocations;
-use tilec_ir::{Attribute, Func, MemorySpace, OpId, OpKind, TileType, Type, Value, ValueDef};
+use tilec_ir::typed::{self, AnyOp};
+use tilec_ir::{Func, MemorySpace, OpId, OpKind, TileType, Type, Value, ValueDef};
 
 use super::{
     AccessCost, AccessKind, AccessReport, BankConflictOptions, BankConflictReport, Unanalyzed, WarpAccess,
@@ -104,7 +106,7 @@ struct Evaluator<'a> {
 const MAX_LOOP_DEPTH: u32 = 32;
 
 pub(super) fn analyze(func: &Func, options: &BankConflictOptions) -> BankConflictReport {
-    let num_warps = func.attrs.get("num_warps").and_then(Attribute::as_int).unwrap_or(1).clamp(1, 32) as u32;
+    let num_warps = crate::layout_assignment::num_warps(func);
     let warps: Vec<u32> = match &options.warps {
         WarpSelection::All => (0..num_warps).collect(),
         WarpSelection::Only(ws) => ws.clone(),
@@ -166,14 +168,6 @@ fn place_shared_tiles(func: &Func) -> Vec<(Value, (u64, TileType))> {
     out
 }
 
-fn int_attr(op: &tilec_ir::Operation, name: &str) -> Option<i64> {
-    op.attr(name).and_then(Attribute::as_int)
-}
-
-fn keyword<'o>(op: &'o tilec_ir::Operation, name: &str) -> Option<&'o str> {
-    op.attr(name).and_then(|a| a.as_keyword().or(a.as_str()))
-}
-
 impl Evaluator<'_> {
     fn get(&self, v: Value) -> &Lanes {
         &self.values[v.index()]
@@ -204,89 +198,57 @@ impl Evaluator<'_> {
         let body = &self.func.body;
         let op = body.op(id);
         let result = op.result();
-        match op.kind {
-            OpKind::Constant => {
-                let x = match op.attr("value") {
-                    Some(Attribute::Int(n)) => Some(*n),
-                    Some(Attribute::Bool(b)) => Some(i64::from(*b)),
-                    _ => None,
+        match AnyOp::from_op(op) {
+            Some(AnyOp::Constant(c)) => {
+                let x = match c.value {
+                    Literal::Int(n) => Some(n),
+                    Literal::Bool(b) => Some(i64::from(b)),
+                    Literal::Float(_) => None,
                 };
                 self.uniform(result, x);
             }
-            OpKind::BlockId | OpKind::GridDim => {
-                let axis = match keyword(op, "dim") {
-                    Some("y") => 1,
-                    Some("z") => 2,
-                    _ => 0,
-                };
-                let of = if op.kind == OpKind::BlockId { self.options.block_id } else { self.options.grid_dim };
-                self.uniform(result, Some(of[axis]));
-            }
-            OpKind::Dim => self.uniform(result, Some(self.options.dim_extent)),
-            OpKind::ThreadId => {
-                let x = keyword(op, "dim").unwrap_or("x") == "x";
+            Some(AnyOp::BlockId(typed::BlockId { dim })) => self.uniform(result, Some(self.options.block_id[dim.index()])),
+            Some(AnyOp::GridDim(typed::GridDim { dim })) => self.uniform(result, Some(self.options.grid_dim[dim.index()])),
+            Some(AnyOp::Dim(_)) => self.uniform(result, Some(self.options.dim_extent)),
+            Some(AnyOp::ThreadId(typed::ThreadId { dim })) => {
+                let x = dim == GridAxis::X;
                 let w = i64::from(self.warp);
                 if let Some(r) = result {
                     self.set(r, std::array::from_fn(|l| Some(if x { 32 * w + l as i64 } else { 0 })));
                 }
             }
-            OpKind::LaneId => {
+            Some(AnyOp::LaneId(_)) => {
                 if let Some(r) = result {
                     self.set(r, std::array::from_fn(|l| Some(l as i64)));
                 }
             }
-            OpKind::WarpId => self.uniform(result, Some(i64::from(self.warp))),
-            k if k.is_binary_arith() || k == OpKind::Cmp => {
-                let (Some(a), Some(b), Some(r)) = (op.operand("lhs"), op.operand("rhs"), result) else { return };
-                if !body.ty(r).as_scalar().is_some_and(|s| s.is_integer()) && k != OpKind::Cmp {
-                    return self.set(r, UNKNOWN);
-                }
-                let (a, b) = (*self.get(a), *self.get(b));
-                let pred = keyword(op, "predicate").unwrap_or("");
-                let out = std::array::from_fn(|l| {
-                    let (x, y) = (a[l]?, b[l]?);
-                    match k {
-                        OpKind::Add => x.checked_add(y),
-                        OpKind::Sub => x.checked_sub(y),
-                        OpKind::Mul => x.checked_mul(y),
-                        OpKind::Div => x.checked_div(y),
-                        OpKind::Rem => x.checked_rem(y),
-                        OpKind::Min => Some(x.min(y)),
-                        OpKind::Max => Some(x.max(y)),
-                        _ => {
-                            let holds = match pred {
-                                "eq" => x == y,
-                                "ne" => x != y,
-                                "lt" => x < y,
-                                "le" => x <= y,
-                                "gt" => x > y,
-                                "ge" => x >= y,
-                                _ => return None,
-                            };
-                            Some(i64::from(holds))
-                        }
-                    }
-                });
-                self.set(r, out);
+            Some(AnyOp::WarpId(_)) => self.uniform(result, Some(i64::from(self.warp))),
+            Some(AnyOp::Add(typed::Add { lhs, rhs })) => self.arith(lhs, rhs, result, i64::checked_add),
+            Some(AnyOp::Sub(typed::Sub { lhs, rhs })) => self.arith(lhs, rhs, result, i64::checked_sub),
+            Some(AnyOp::Mul(typed::Mul { lhs, rhs })) => self.arith(lhs, rhs, result, i64::checked_mul),
+            Some(AnyOp::Div(typed::Div { lhs, rhs })) => self.arith(lhs, rhs, result, i64::checked_div),
+            Some(AnyOp::Rem(typed::Rem { lhs, rhs })) => self.arith(lhs, rhs, result, i64::checked_rem),
+            Some(AnyOp::Min(typed::Min { lhs, rhs })) => self.arith(lhs, rhs, result, |x, y| Some(x.min(y))),
+            Some(AnyOp::Max(typed::Max { lhs, rhs })) => self.arith(lhs, rhs, result, |x, y| Some(x.max(y))),
+            Some(AnyOp::Cmp(typed::Cmp { lhs, rhs, predicate })) => {
+                let Some(r) = result else { return };
+                let (a, b) = (*self.get(lhs), *self.get(rhs));
+                self.set(r, std::array::from_fn(|l| Some(i64::from(predicate.holds(a[l]?.cmp(&b[l]?))))));
             }
-            OpKind::Select => {
-                let (Some(c), Some(t), Some(f), Some(r)) =
-                    (op.operand("cond"), op.operand("true_value"), op.operand("false_value"), result)
-                else {
-                    return;
-                };
-                let (c, t, f) = (*self.get(c), *self.get(t), *self.get(f));
+            Some(AnyOp::Select(typed::Select { cond, true_value, false_value })) => {
+                let Some(r) = result else { return };
+                let (c, t, f) = (*self.get(cond), *self.get(true_value), *self.get(false_value));
                 self.set(r, std::array::from_fn(|l| if c[l]? != 0 { t[l] } else { f[l] }));
             }
-            OpKind::Cast => {
-                let (Some(s), Some(r)) = (op.operand("source"), result) else { return };
+            Some(AnyOp::Cast(typed::Cast { source })) => {
+                let Some(r) = result else { return };
                 let int = |v: Value| body.ty(v).as_scalar().is_some_and(|s| s.is_integer());
-                let lanes = if int(s) && int(r) { *self.get(s) } else { UNKNOWN };
+                let lanes = if int(source) && int(r) { *self.get(source) } else { UNKNOWN };
                 self.set(r, lanes);
             }
-            OpKind::For => self.exec_for(id, active),
-            OpKind::LdMatrix | OpKind::StMatrix | OpKind::DeviceAsyncCopy | OpKind::Load | OpKind::Store => {
-                self.record_access(id, active);
+            Some(AnyOp::For(lp)) => self.exec_for(id, lp, active),
+            Some(view @ (AnyOp::LdMatrix(_) | AnyOp::StMatrix(_) | AnyOp::DeviceAsyncCopy(_) | AnyOp::Load(_) | AnyOp::Store(_))) => {
+                self.record_access(id, view, active);
                 for &r in &op.results {
                     self.set(r, UNKNOWN);
                 }
@@ -299,37 +261,44 @@ impl Evaluator<'_> {
         }
     }
 
+    /// An integer binary op lane by lane (unknown for other element types, and where `f` has no value).
+    fn arith(&mut self, lhs: Value, rhs: Value, result: Option<Value>, f: fn(i64, i64) -> Option<i64>) {
+        let Some(r) = result else { return };
+        if !self.func.body.ty(r).as_scalar().is_some_and(|s| s.is_integer()) {
+            return self.set(r, UNKNOWN);
+        }
+        let (a, b) = (*self.get(lhs), *self.get(rhs));
+        self.set(r, std::array::from_fn(|l| f(a[l]?, b[l]?)));
+    }
+
     /// Runs the first `loop_iterations` iterations per lane; lanes whose loop ended go inactive. The
     /// loop's results are known only if every lane left the loop within those iterations.
-    fn exec_for(&mut self, id: OpId, active: [bool; WARP_LANES]) {
+    fn exec_for(&mut self, id: OpId, lp: typed::For, active: [bool; WARP_LANES]) {
         if self.depth >= MAX_LOOP_DEPTH {
             self.acc.truncated = true;
             return;
         }
         self.depth += 1;
-        self.exec_for_body(id, active);
+        self.exec_for_body(id, lp, active);
         self.depth -= 1;
     }
 
-    fn exec_for_body(&mut self, id: OpId, active: [bool; WARP_LANES]) {
+    fn exec_for_body(&mut self, id: OpId, lp: typed::For, active: [bool; WARP_LANES]) {
         let body = &self.func.body;
         let op = body.op(id);
         let Some(&region) = op.regions.first() else { return };
         let args = body.block(region).args.clone();
         let results = op.results.clone();
-        let (Some(lb), Some(ub), Some(step)) = (op.operand("lower"), op.operand("upper"), op.operand("step")) else {
-            return;
-        };
-        let (lb, ub, step) = (*self.get(lb), *self.get(ub), *self.get(step));
-        let mut carried: Vec<Lanes> = op.group("inits").iter().map(|&v| *self.get(v)).collect();
+        let (lb, ub, step) = (*self.get(lp.lower), *self.get(lp.upper), *self.get(lp.step));
+        let mut carried: Vec<Lanes> = lp.inits.iter().map(|&v| *self.get(v)).collect();
         // Shared tiles carried through the loop keep their placement.
-        for (i, &init) in op.group("inits").iter().enumerate() {
+        for (i, &init) in lp.inits.iter().enumerate() {
             if let Some(t) = self.tiles.get(&init).cloned() {
                 self.tiles.insert(args[i + 1], t.clone());
                 self.tiles.insert(results[i], t);
             }
         }
-        let yield_op = body.block(region).ops.last().copied().filter(|&y| body.op(y).kind == OpKind::Yield);
+        let yield_op = body.block(region).ops.last().and_then(|&y| body.op(y).view::<typed::Yield>());
         let mut iv = lb;
         let mut live = active;
         let mut finished = false;
@@ -357,9 +326,8 @@ impl Evaluator<'_> {
             if self.acc.truncated {
                 return;
             }
-            if let Some(y) = yield_op {
-                let ys = body.op(y).group("values").to_vec();
-                for (i, v) in ys.into_iter().enumerate() {
+            if let Some(y) = &yield_op {
+                for (i, &v) in y.values.iter().enumerate() {
                     let next = *self.get(v);
                     if let Some(c) = carried.get_mut(i) {
                         for l in 0..WARP_LANES {
@@ -384,29 +352,27 @@ impl Evaluator<'_> {
         }
     }
 
-    fn record_access(&mut self, id: OpId, active: [bool; WARP_LANES]) {
+    /// Records the shared-memory access of `view`, the view of op `id`: an ldmatrix, stmatrix, cp.async,
+    /// load or store (anything else is not an access).
+    fn record_access(&mut self, id: OpId, view: AnyOp, active: [bool; WARP_LANES]) {
         let body = &self.func.body;
         let op = body.op(id);
-        let (kind, mem, indices, value_ty) = match op.kind {
-            OpKind::LdMatrix => {
-                let kind = AccessKind::LdMatrix {
-                    num_tiles: int_attr(op, "numTiles").unwrap_or(1) as u32,
-                    transpose: op.attr("transpose").and_then(Attribute::as_bool).unwrap_or(false),
-                };
-                (kind, op.operand("src"), op.group("indices"), None)
+        // The access, its memory and indices, the type of the value moved per lane (loads and stores), the
+        // elements per lane (cp.async), and the mask.
+        let (kind, mem, indices, value_ty, elements, mask) = match view {
+            AnyOp::LdMatrix(ld) => {
+                let kind = AccessKind::LdMatrix { num_tiles: ld.num_tiles, transpose: ld.transpose };
+                (kind, ld.src, ld.indices, None, None, None)
             }
-            OpKind::StMatrix => {
-                let kind = AccessKind::StMatrix {
-                    num_tiles: int_attr(op, "numTiles").unwrap_or(1) as u32,
-                    transpose: op.attr("transpose").and_then(Attribute::as_bool).unwrap_or(false),
-                };
-                (kind, op.operand("dst"), op.group("indices"), None)
+            AnyOp::StMatrix(st) => {
+                let kind = AccessKind::StMatrix { num_tiles: st.num_tiles, transpose: st.transpose };
+                (kind, st.dst, st.indices, None, None, None)
             }
-            OpKind::DeviceAsyncCopy => (AccessKind::AsyncCopy, op.operand("dst"), op.group("dst_indices"), None),
-            OpKind::Load => (AccessKind::Load, op.operand("src"), op.group("indices"), op.result().map(|r| body.ty(r))),
-            _ => (AccessKind::Store, op.operand("dst"), op.group("indices"), op.operand("value").map(|v| body.ty(v))),
+            AnyOp::DeviceAsyncCopy(cp) => (AccessKind::AsyncCopy, cp.dst, cp.dst_indices, None, Some(cp.dst_elements), None),
+            AnyOp::Load(load) => (AccessKind::Load, load.src, load.indices, op.result().map(|r| body.ty(r)), None, load.mask),
+            AnyOp::Store(store) => (AccessKind::Store, store.dst, store.indices, Some(body.ty(store.value)), None, store.mask),
+            _ => return,
         };
-        let Some(mem) = mem else { return };
         let Type::Tile(ty) = body.ty(mem) else { return };
         if ty.space != MemorySpace::Shared {
             return;
@@ -414,7 +380,7 @@ impl Evaluator<'_> {
         let elem_bits = u64::from(ty.elem.bit_width());
         let bytes_per_lane = match kind {
             AccessKind::LdMatrix { .. } | AccessKind::StMatrix { .. } => 16,
-            AccessKind::AsyncCopy => (int_attr(op, "dstElements").unwrap_or(1).max(1) as u64 * elem_bits).div_ceil(8),
+            AccessKind::AsyncCopy => (u64::from(elements.unwrap_or(1).max(1)) * elem_bits).div_ceil(8),
             _ => {
                 let n = match value_ty {
                     Some(Type::Vector(v)) => v.num_elements(),
@@ -426,7 +392,7 @@ impl Evaluator<'_> {
         // Lanes taking part: active, under a true (or unknown) mask, and for ldmatrix/stmatrix only the
         // lanes that supply row addresses.
         let mut lanes = active;
-        if let Some(mask) = op.operand("mask") {
+        if let Some(mask) = mask {
             let m = *self.get(mask);
             for l in 0..WARP_LANES {
                 lanes[l] &= m[l] != Some(0);

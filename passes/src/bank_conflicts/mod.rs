@@ -165,7 +165,7 @@ impl fmt::Display for AccessKind {
 /// Which warps of the block to analyse.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WarpSelection {
-    /// Every warp (`num_warps` of the function, default 1).
+    /// Every warp (`num_warps` of the function, default 4 as for layout assignment).
     All,
     /// Only these warps.
     Only(Vec<u32>),
@@ -425,9 +425,9 @@ impl fmt::Display for BankConflictReport {
 /// use tilec_passes::bank_conflicts::{analyze_bank_conflicts, BankConflictOptions};
 ///
 /// // Each lane reads the f32 at column 0 of row `lane` of a 32x32 row-major tile: stride 128 bytes,
-/// // so all 32 lanes hit bank 0 with different words, a 32-way conflict.
+/// // so all 32 lanes hit bank 0 with different words, a 32-way conflict (in the one warp).
 /// let m = tilec_ir::parse_module(r#"
-/// tile.func @f() {
+/// tile.func @f() attributes {num_warps = 1} {
 ///   %c0 = tile.constant 0 : index
 ///   %lane = nvgpu.lane_id : index
 ///   %s = tile.alloc_shared : tile<32x32xf32, shared>

@@ -20,7 +20,9 @@
 //! %c = tile.mul %a, %b : index          %c = tile.constant 42 : index
 //! ```
 
-use tilec_ir::{Attribute, Body, Diagnostic, Func, Module, OpId, OpKind, OpSpec, Type, Value};
+use tilec_ir::ops::Literal;
+use tilec_ir::typed::{self, AnyOp};
+use tilec_ir::{Body, Diagnostic, Func, Module, OpId, OpKind, Type, TypedOp, Value};
 
 use super::fold::{self, Const};
 use crate::context::PassContext;
@@ -80,7 +82,7 @@ enum Rewrite {
     /// Its single result becomes an existing value.
     Value(Value),
     /// Its single result becomes a new constant (`tile.constant`, or `tile.fill` for tiles and vectors).
-    Const(Attribute),
+    Const(Literal),
     /// Its results become these values (a zero-trip loop's inits).
     Values(Vec<Value>),
 }
@@ -99,11 +101,12 @@ fn is_placed(body: &Body, op: OpId) -> bool {
 
 /// The known value of a `tile.constant` or of the elements of a `tile.fill`.
 fn const_of(body: &Body, v: Value) -> Option<Const> {
-    let op = body.op(body.defining_op(v)?);
-    if !matches!(op.kind, OpKind::Constant | OpKind::Fill) {
-        return None;
-    }
-    Const::from_attr(op.attr("value")?, body.ty(v).element_type())
+    let value = match AnyOp::from_op(body.op(body.defining_op(v)?))? {
+        AnyOp::Constant(constant) => constant.value,
+        AnyOp::Fill(fill) => fill.value,
+        _ => return None,
+    };
+    Const::from_literal(value, body.ty(v).element_type())
 }
 
 /// Whether a value of this type can be written as a constant (`tile.fill` needs a static shape).
@@ -116,18 +119,25 @@ fn can_materialize(ty: &Type) -> bool {
 
 fn simplify(body: &Body, id: OpId) -> Option<Rewrite> {
     let op = body.op(id);
-    if op.kind == OpKind::For {
-        return zero_trip_loop(body, id);
+    let view = AnyOp::from_op(op)?;
+    if let AnyOp::For(lp) = view {
+        return zero_trip_loop(body, id, lp);
     }
     let result = op.result()?;
     let rty = body.ty(result);
     let elem = rty.element_type();
     // Replace by an operand only when the types agree exactly (layouts included).
     let same = |v: Value| (body.ty(v) == rty).then_some(Rewrite::Value(v));
-    let constant = |c: Const| can_materialize(rty).then(|| Rewrite::Const(c.to_attr(elem)));
-    match op.kind {
-        k if k.is_binary_arith() => {
-            let (lhs, rhs) = (op.operand("lhs")?, op.operand("rhs")?);
+    let constant = |c: Const| can_materialize(rty).then(|| Rewrite::Const(c.to_literal(elem)));
+    let k = op.kind;
+    match view {
+        AnyOp::Add(typed::Add { lhs, rhs })
+        | AnyOp::Sub(typed::Sub { lhs, rhs })
+        | AnyOp::Mul(typed::Mul { lhs, rhs })
+        | AnyOp::Div(typed::Div { lhs, rhs })
+        | AnyOp::Rem(typed::Rem { lhs, rhs })
+        | AnyOp::Min(typed::Min { lhs, rhs })
+        | AnyOp::Max(typed::Max { lhs, rhs }) => {
             let (a, b) = (const_of(body, lhs), const_of(body, rhs));
             if let (Some(a), Some(b)) = (a, b) {
                 if let Some(c) = fold::binary(k, elem, a, b) {
@@ -155,55 +165,46 @@ fn simplify(body: &Body, id: OpId) -> Option<Rewrite> {
                 _ => None,
             }
         }
-        OpKind::Cmp => {
-            let predicate = op.attr("predicate")?.as_keyword()?;
-            let a = const_of(body, op.operand("lhs")?)?;
-            let b = const_of(body, op.operand("rhs")?)?;
+        AnyOp::Cmp(typed::Cmp { lhs, rhs, predicate }) => {
+            let (a, b) = (const_of(body, lhs)?, const_of(body, rhs)?);
             constant(fold::compare(predicate, a, b)?)
         }
-        OpKind::Select => {
-            let (t, f) = (op.operand("true_value")?, op.operand("false_value")?);
-            if t == f {
-                return same(t);
+        AnyOp::Select(typed::Select { cond, true_value, false_value }) => {
+            if true_value == false_value {
+                return same(true_value);
             }
-            match const_of(body, op.operand("cond")?)? {
-                Const::Int(0) => same(f),
-                Const::Int(_) => same(t),
+            match const_of(body, cond)? {
+                Const::Int(0) => same(false_value),
+                Const::Int(_) => same(true_value),
                 Const::Float(_) => None,
             }
         }
-        OpKind::Cast => {
-            let source = op.operand("source")?;
+        AnyOp::Cast(typed::Cast { source }) => {
             if body.ty(source) == rty {
                 return same(source);
             }
             let from = body.ty(source).element_type();
             constant(fold::cast(from, elem, const_of(body, source)?)?)
         }
-        OpKind::Splat => {
-            let c = const_of(body, op.operand("value")?)?;
-            constant(c)
-        }
-        OpKind::Dim => {
-            let source = body.ty(op.operand("source")?).as_tile()?;
-            let axis = usize::try_from(op.attr("axis")?.as_int()?).ok()?;
-            let extent = source.shape.get(axis)?.as_static()?;
+        AnyOp::Splat(typed::Splat { value }) => constant(const_of(body, value)?),
+        AnyOp::Dim(typed::Dim { source, axis }) => {
+            let source = body.ty(source).as_tile()?;
+            let extent = source.shape.get(usize::try_from(axis).ok()?)?.as_static()?;
             let extent = i64::try_from(extent).ok()?;
-            rty.is_index().then_some(Rewrite::Const(Attribute::Int(extent)))
+            rty.is_index().then_some(Rewrite::Const(Literal::Int(extent)))
         }
         _ => None,
     }
 }
 
 /// A loop with constant bounds and a positive constant step that never runs.
-fn zero_trip_loop(body: &Body, id: OpId) -> Option<Rewrite> {
+fn zero_trip_loop(body: &Body, id: OpId, lp: typed::For) -> Option<Rewrite> {
     let op = body.op(id);
-    let lower = body.constant_int(op.operand("lower")?)?;
-    let upper = body.constant_int(op.operand("upper")?)?;
-    let step = body.constant_int(op.operand("step")?)?;
-    let inits = op.group("inits");
-    let types_agree = inits.iter().zip(&op.results).all(|(&i, &r)| body.ty(i) == body.ty(r));
-    (step > 0 && lower >= upper && types_agree).then(|| Rewrite::Values(inits.to_vec()))
+    let lower = body.constant_int(lp.lower)?;
+    let upper = body.constant_int(lp.upper)?;
+    let step = body.constant_int(lp.step)?;
+    let types_agree = lp.inits.iter().zip(&op.results).all(|(&i, &r)| body.ty(i) == body.ty(r));
+    (step > 0 && lower >= upper && types_agree).then_some(Rewrite::Values(lp.inits))
 }
 
 fn apply(body: &mut Body, id: OpId, rewrite: Rewrite) {
@@ -218,9 +219,12 @@ fn apply(body: &mut Body, id: OpId, rewrite: Rewrite) {
         Rewrite::Const(value) => {
             let old = results[0];
             let ty = body.ty(old).clone();
-            let kind = if matches!(ty, Type::Scalar(_)) { OpKind::Constant } else { OpKind::Fill };
+            let spec = match ty {
+                Type::Scalar(_) => typed::Constant { value }.into_spec(),
+                _ => typed::Fill { value }.into_spec(),
+            };
             let span = body.op(id).span;
-            let new_op = body.create_op(OpSpec::new(kind).attr("value", value).result(ty).span(span));
+            let new_op = body.create_op(spec.result(ty).span(span));
             body.insert_before(id, new_op);
             let new = body.op(new_op).results[0];
             body.values[new.index()].name = body.value(old).name.clone();

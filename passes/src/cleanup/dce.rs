@@ -10,7 +10,7 @@
 //! Loop-carried values that only feed themselves inside a live loop are not removed (that needs a
 //! liveness analysis over the loop; left for later).
 
-use tilec_ir::{Body, Diagnostic, Func, Module, OpId, OpKind};
+use tilec_ir::{typed, Body, Diagnostic, Func, Module, OpId, OpKind};
 
 use crate::analysis::effects::is_trivially_dead_if_unused;
 use crate::analysis::uses::UseCounts;
@@ -40,7 +40,7 @@ impl Pass for Dce {
 
 /// Whether a loop's step is a positive constant (a zero or negative step is a run-time error).
 fn step_positive(body: &Body, id: OpId) -> bool {
-    body.op(id).operand("step").and_then(|s| body.constant_int(s)).is_some_and(|s| s > 0)
+    body.op(id).view::<typed::For>().and_then(|lp| body.constant_int(lp.step)).is_some_and(|s| s > 0)
 }
 
 /// Whether a loop may be deleted when its results are unused.

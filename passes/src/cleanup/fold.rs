@@ -12,7 +12,8 @@
 //!   saturating conversions agree).
 
 use tilec_ir::data::round_to;
-use tilec_ir::{Attribute, OpKind, ScalarType};
+use tilec_ir::ops::{CmpPredicate, Literal};
+use tilec_ir::{OpKind, ScalarType};
 
 /// The largest magnitude of an `index` value the interpreter accepts.
 const INDEX_LIMIT: i128 = 1 << 53;
@@ -25,23 +26,23 @@ pub enum Const {
 }
 
 impl Const {
-    /// Reads a constant's `value` attribute as a value of `elem`.
-    pub fn from_attr(attr: &Attribute, elem: ScalarType) -> Option<Const> {
-        match (attr, elem.is_float()) {
-            (Attribute::Int(n), false) => Some(Const::Int(i128::from(*n))),
-            (Attribute::Bool(b), false) => Some(Const::Int(i128::from(*b))),
-            (Attribute::Int(n), true) => Some(Const::Float(*n as f64)),
-            (Attribute::Float(x), true) => Some(Const::Float(*x)),
+    /// Reads a constant's `value` as a value of `elem`.
+    pub fn from_literal(value: Literal, elem: ScalarType) -> Option<Const> {
+        match (value, elem.is_float()) {
+            (Literal::Int(n), false) => Some(Const::Int(i128::from(n))),
+            (Literal::Bool(b), false) => Some(Const::Int(i128::from(b))),
+            (Literal::Int(n), true) => Some(Const::Float(n as f64)),
+            (Literal::Float(x), true) => Some(Const::Float(x)),
             _ => None,
         }
     }
 
-    /// The attribute a folded constant of `elem` is written with (`true`/`false` for `i1`).
-    pub fn to_attr(self, elem: ScalarType) -> Attribute {
+    /// The literal a folded constant of `elem` is written with (`true`/`false` for `i1`).
+    pub fn to_literal(self, elem: ScalarType) -> Literal {
         match self {
-            Const::Int(n) if elem == ScalarType::I1 => Attribute::Bool(n != 0),
-            Const::Int(n) => Attribute::Int(n as i64),
-            Const::Float(x) => Attribute::Float(x),
+            Const::Int(n) if elem == ScalarType::I1 => Literal::Bool(n != 0),
+            Const::Int(n) => Literal::Int(n as i64),
+            Const::Float(x) => Literal::Float(x),
         }
     }
 
@@ -132,23 +133,13 @@ pub fn binary(kind: OpKind, elem: ScalarType, a: Const, b: Const) -> Option<Cons
 }
 
 /// `tile.cmp` of two known values: `Int(1)` when the predicate holds, else `Int(0)`.
-pub fn compare(predicate: &str, a: Const, b: Const) -> Option<Const> {
+pub fn compare(predicate: CmpPredicate, a: Const, b: Const) -> Option<Const> {
     let ord = match (a, b) {
         (Const::Int(x), Const::Int(y)) => x.cmp(&y),
         (Const::Float(x), Const::Float(y)) => x.partial_cmp(&y)?,
         _ => return None,
     };
-    use std::cmp::Ordering::*;
-    let holds = match predicate {
-        "eq" => ord == Equal,
-        "ne" => ord != Equal,
-        "lt" => ord == Less,
-        "le" => ord != Greater,
-        "gt" => ord == Greater,
-        "ge" => ord != Less,
-        _ => return None,
-    };
-    Some(Const::Int(i128::from(holds)))
+    Some(Const::Int(i128::from(predicate.holds(ord))))
 }
 
 /// `tile.cast` of a known value from `from` to `to`.
@@ -231,8 +222,8 @@ mod tests {
 
     #[test]
     fn comparisons() {
-        assert_eq!(compare("lt", Int(1), Int(2)), Some(Int(1)));
-        assert_eq!(compare("ge", Float(1.0), Float(2.0)), Some(Int(0)));
-        assert_eq!(compare("eq", Float(f64::NAN), Float(1.0)), None);
+        assert_eq!(compare(CmpPredicate::Lt, Int(1), Int(2)), Some(Int(1)));
+        assert_eq!(compare(CmpPredicate::Ge, Float(1.0), Float(2.0)), Some(Int(0)));
+        assert_eq!(compare(CmpPredicate::Eq, Float(f64::NAN), Float(1.0)), None);
     }
 }

@@ -1,6 +1,6 @@
 //! `tile.for` and `tile.yield`: loop-carried register tiles expand to one carried vector per fragment.
 
-use tilec_ir::{Diagnostic, OpId, OpKind, OpSpec, Span, Type, Value};
+use tilec_ir::{typed, Diagnostic, OpId, Span, Type, TypedOp, Value};
 
 use super::Lowering;
 
@@ -22,7 +22,8 @@ impl<'f> Lowering<'f> {
     /// body is moved into the new loop and lowered in place.
     pub(super) fn lower_for(&mut self, id: OpId) -> Result<(), Diagnostic> {
         let op = self.func.body.op(id).clone();
-        let inits = self.expand(op.group("inits"))?;
+        let Some(header) = op.view::<typed::For>() else { return Err(Diagnostic::error(op.span, "malformed 'tile.for'")) };
+        let inits = self.expand(&header.inits)?;
         let old_block = op.regions[0];
         let old_args = self.func.body.block(old_block).args.clone();
         let body = &mut self.func.body;
@@ -34,7 +35,7 @@ impl<'f> Lowering<'f> {
         let mut arg_map: Vec<(Value, Vec<Value>)> = Vec::new();
         for (i, &old) in old_args[1..].iter().enumerate() {
             if self.is_reg_tile(old) {
-                let init = op.group("inits")[i];
+                let init = header.inits[i];
                 let n = self.frags(init)?.len();
                 let frag_tys: Vec<Type> = self.frags(init)?.iter().map(|&f| self.ty(f).clone()).collect();
                 let mut news = Vec::new();
@@ -63,13 +64,7 @@ impl<'f> Lowering<'f> {
             self.func.body.op_mut(m).parent = Some(block);
         }
         self.func.body.block_mut(block).ops = moved;
-        let mut spec = OpSpec::new(OpKind::For)
-            .group("lower", op.group("lower"))
-            .group("upper", op.group("upper"))
-            .group("step", op.group("step"))
-            .group("inits", &inits)
-            .region(block)
-            .span(op.span);
+        let mut spec = typed::For { inits, ..header.clone() }.into_spec().region(block).span(op.span);
         spec.result_types = result_types;
         spec.attrs = op.attrs.clone();
         let new_for = self.emit(spec);
@@ -81,7 +76,7 @@ impl<'f> Lowering<'f> {
         let mut next = new_results.into_iter();
         for &old in &op.results {
             if self.is_reg_tile(old) {
-                let n = self.frags(op.group("inits")[op.results.iter().position(|&r| r == old).unwrap_or(0)])?.len();
+                let n = self.frags(header.inits[op.results.iter().position(|&r| r == old).unwrap_or(0)])?.len();
                 let news: Vec<Value> = next.by_ref().take(n).collect();
                 self.frags.insert(old, news);
             } else if let Some(new) = next.next() {
@@ -101,7 +96,7 @@ impl<'f> Lowering<'f> {
             return Ok(false);
         }
         let expanded = self.expand(&values)?;
-        self.emit(OpSpec::new(OpKind::Yield).group("values", &expanded));
+        self.emit(typed::Yield { values: expanded }.into_spec());
         Ok(true)
     }
 }

@@ -44,12 +44,18 @@
 //! shared tile may still be read by other warps (inside a loop, or after a `tile.copy_s2r` of it): the
 //! write-after-read hazard of the previous iteration.
 
-use tilec_ir::{Attribute, Diagnostic, Dim, OpId, OpKind, OpSpec, TileType, Type, Value, VectorType};
+use tilec_ir::ops::kernel::GlobalAlignment;
+use tilec_ir::ops::{CmpPredicate, Literal};
+use tilec_ir::typed::{self, AnyOp};
+use tilec_ir::{Diagnostic, Dim, OpId, OpKind, OpSpec, TileType, Type, TypedOp, Value, VectorType};
 
 use super::{is_col_major, Lowering};
+use crate::arith::BinaryArith;
+use crate::kernel_attrs::kernel_attrs;
 
 /// The function attribute bounding the width of global-to-shared copies, in bytes (16, 8, 4, 2 or 1;
-/// default 16): what the kernel may assume of the alignment of every row of its global tiles.
+/// default 16): what the kernel may assume of the alignment of every row of its global tiles (read as
+/// [`tilec_ir::KernelAttrs::global_alignment`]).
 pub const GLOBAL_ALIGNMENT_ATTR: &str = "global_alignment";
 
 /// The widest global copy, in bytes.
@@ -75,6 +81,8 @@ struct ChunkPlan {
 /// The global and shared tile of a copy and how their storage runs.
 pub(super) struct CopyTiles {
     pub src: Value,
+    /// The window's offset in the global tile (row, col).
+    pub indices: Vec<Value>,
     pub dst: Value,
     pub global: TileType,
     /// Shared tile extents (rows, cols).
@@ -108,40 +116,26 @@ impl<'f> Lowering<'f> {
     /// The alignment in bytes the copies from global tile `src` may assume ([`GLOBAL_ALIGNMENT_ATTR`]): one
     /// number for every global tile, or an array with one per function argument.
     pub(super) fn global_alignment(&self, src: Value) -> Result<u64, Diagnostic> {
-        let check = |a: &Attribute| match a {
-            Attribute::Int(n) if [1, 2, 4, 8, 16].contains(n) => Some(*n as u64),
-            _ => None,
-        };
-        let bad = |a: &Attribute| {
-            Diagnostic::error(self.func.span, format!("{GLOBAL_ALIGNMENT_ATTR} = {a}: expected 16, 8, 4, 2 or 1 (bytes), or an array of them with one per argument"))
-        };
-        match self.func.attrs.get(GLOBAL_ALIGNMENT_ATTR) {
+        match kernel_attrs(self.func)?.global_alignment {
             None => Ok(MAX_CHUNK_BYTES),
-            Some(Attribute::Array(items)) => {
+            Some(GlobalAlignment::All(n)) => Ok(u64::from(n)),
+            Some(GlobalAlignment::PerArgument(per_arg)) => {
                 let args = self.func.args();
-                if items.len() != args.len() {
+                if per_arg.len() != args.len() {
                     return Err(Diagnostic::error(
                         self.func.span,
-                        format!("{GLOBAL_ALIGNMENT_ATTR} has {} entries for {} arguments", items.len(), args.len()),
+                        format!("{GLOBAL_ALIGNMENT_ATTR} has {} entries for {} arguments", per_arg.len(), args.len()),
                     ));
                 }
-                let mut mine = MAX_CHUNK_BYTES;
-                for (item, &arg) in items.iter().zip(args) {
-                    let n = check(item).ok_or_else(|| bad(item))?;
-                    if arg == src {
-                        mine = n;
-                    }
-                }
-                Ok(mine)
+                Ok(args.iter().zip(per_arg).find(|&(&arg, _)| arg == src).map_or(MAX_CHUNK_BYTES, |(_, n)| u64::from(n)))
             }
-            Some(a) => check(a).ok_or_else(|| bad(a)),
         }
     }
 
     fn copy_tiles(&self, id: OpId) -> Result<CopyTiles, Diagnostic> {
         let op = self.func.body.op(id);
         let span = op.span;
-        let (Some(src), Some(dst)) = (op.operand("src"), op.operand("dst")) else {
+        let Some(typed::CopyG2S { src, src_indices, dst }) = op.view() else {
             return Err(Diagnostic::error(span, "malformed 'tile.copy_g2s'"));
         };
         let (Type::Tile(gt), Type::Tile(st)) = (self.ty(src), self.ty(dst)) else {
@@ -150,7 +144,7 @@ impl<'f> Lowering<'f> {
         let Some(&[rows, cols]) = st.static_shape().as_deref() else {
             return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a static rank-2 shared tile"));
         };
-        if op.group("src_indices").len() != 2 || gt.rank() != 2 {
+        if src_indices.len() != 2 || gt.rank() != 2 {
             return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering handles rank-2 tiles"));
         }
         use tilec_ir::layout::Layout;
@@ -158,7 +152,7 @@ impl<'f> Lowering<'f> {
         if !shared_ok(&st.layout) {
             return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a row- or column-major (possibly swizzled) shared tile"));
         }
-        Ok(CopyTiles { src, dst, global: gt.clone(), rows, cols, col_major: is_col_major(st), global_col_major: is_col_major(gt) })
+        Ok(CopyTiles { src, indices: src_indices, dst, global: gt.clone(), rows, cols, col_major: is_col_major(st), global_col_major: is_col_major(gt) })
     }
 
     /// The widest chunk (16, 8 or 4 bytes, else narrower) that divides the lines and shares the tile evenly
@@ -207,7 +201,7 @@ impl<'f> Lowering<'f> {
         }
         self.emit(OpSpec::new(OpKind::DeviceAsyncCreateGroup));
         if last_of_run {
-            self.emit(OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(0)));
+            self.emit(typed::DeviceAsyncWait { num_groups: 0 }.into_spec());
             self.emit(OpSpec::new(OpKind::Barrier));
         }
         Ok(())
@@ -216,9 +210,8 @@ impl<'f> Lowering<'f> {
     /// A copy between tiles stored in the same order: cp.async, or synchronous loads and stores.
     fn lower_copy_g2s_in_order(&mut self, id: OpId, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
         let plan = self.chunk_plan(id, tiles)?;
-        let op = self.func.body.op(id).clone();
-        let span = op.span;
-        let idx = op.group("src_indices").to_vec();
+        let span = self.func.body.op(id).span;
+        let idx = tiles.indices.clone();
         let elem = self.func.body.ty(tiles.dst).element_type();
         let bits = elem.bit_width() as u64;
         let (chunk, access) = (plan.chunk, plan.access);
@@ -244,7 +237,7 @@ impl<'f> Lowering<'f> {
             self.require_line_multiple(tiles, axis, access, &format!("{access_bytes} bytes) for {copy_word}"));
         }
         self.war_barrier(tiles, first_of_run, in_loop);
-        let tid = self.special(OpKind::ThreadId);
+        let tid = self.thread_id();
         // The bounds each access is checked against. Row-major: what is left of the global tile past the
         // window's offset, `row < rows_left && col < cols_left`: the in-tile `row` is loop-invariant and
         // `rows_left` is one value per copy op, so a k-loop pays one subtraction per bound instead of one add
@@ -258,26 +251,26 @@ impl<'f> Lowering<'f> {
             let mut c = self.add_const(tid, (i * threads) as i64);
             if (i + 1) * threads > plan.total {
                 let t = self.index(plan.total as i64);
-                c = self.binary(OpKind::Rem, c, t);
+                c = self.binary(BinaryArith::Rem, c, t);
             }
-            let line = if plan.per_line == 1 { c } else { self.binary(OpKind::Div, c, per_line_v) };
+            let line = if plan.per_line == 1 { c } else { self.binary(BinaryArith::Div, c, per_line_v) };
             let at = if plan.per_line == 1 {
                 self.index(0)
             } else {
-                let k = self.binary(OpKind::Rem, c, per_line_v);
-                self.binary(OpKind::Mul, k, chunk_v)
+                let k = self.binary(BinaryArith::Rem, c, per_line_v);
+                self.binary(BinaryArith::Mul, k, chunk_v)
             };
             // The access `offset` elements into the chunk: its in-tile and global indices and whether it is
             // inside the global tile.
             let access_at = |cx: &mut Self, offset: u64| {
                 let at = cx.add_const(at, offset as i64);
                 let (row, col) = tiles.coords(line, at);
-                let gr = cx.binary(OpKind::Add, idx[0], row);
-                let gc = cx.binary(OpKind::Add, idx[1], col);
+                let gr = cx.binary(BinaryArith::Add, idx[0], row);
+                let gc = cx.binary(BinaryArith::Add, idx[1], col);
                 let ok = bounds.map(|[rows, cols]| {
                     let (r, c) = if tiles.col_major { (gr, gc) } else { (row, col) };
-                    let row_ok = cx.cmp("lt", r, rows);
-                    let col_ok = cx.cmp("lt", c, cols);
+                    let row_ok = cx.cmp(CmpPredicate::Lt, r, rows);
+                    let col_ok = cx.cmp(CmpPredicate::Lt, c, cols);
                     cx.and(row_ok, col_ok)
                 });
                 ([row, col], [gr, gc], ok)
@@ -290,36 +283,33 @@ impl<'f> Lowering<'f> {
                 // documentation): it reads `ok ? access : 0` elements.
                 let access_v = self.index(access as i64);
                 for (dst_at, src_at, ok) in accesses {
-                    let mut spec = OpSpec::new(OpKind::DeviceAsyncCopy)
-                        .group("dst", &[tiles.dst])
-                        .group("dst_indices", &dst_at)
-                        .attr("dstElements", access as i64)
-                        .group("src", &[tiles.src])
-                        .group("src_indices", &src_at);
-                    if let Some(ok) = ok {
+                    let src_elements = ok.map(|ok| {
                         let zero = self.index(0);
-                        let n = self.select(ok, access_v, zero);
-                        spec = spec.group("src_elements", &[n]);
-                    }
-                    self.emit(spec);
+                        self.select(ok, access_v, zero)
+                    });
+                    let copy = typed::DeviceAsyncCopy {
+                        src: tiles.src,
+                        src_indices: src_at.to_vec(),
+                        dst: tiles.dst,
+                        dst_indices: dst_at.to_vec(),
+                        src_elements,
+                        dst_elements: access as u32,
+                    };
+                    self.emit(copy.into_spec());
                 }
             } else {
                 // Masked loads gathered into one vector, stored with one `st.shared` of the whole chunk.
                 let mut gathered = self.zero_vector(VectorType::new(&[chunk], elem));
                 for (j, (_, src_at, ok)) in accesses.into_iter().enumerate() {
                     let ty = if access == 1 { Type::Scalar(elem) } else { Type::Vector(VectorType::new(&[access], elem)) };
-                    let mut load = OpSpec::new(OpKind::Load).group("src", &[tiles.src]).group("indices", &src_at).result(ty);
-                    if let Some(ok) = ok {
-                        load = load.group("mask", &[ok]);
-                    }
-                    let v = self.emit_value(load);
+                    let v = self.emit_value(typed::Load { src: tiles.src, indices: src_at.to_vec(), mask: ok }.into_spec().result(ty));
                     for e in 0..access {
-                        let x = if access == 1 { v } else { self.extract(v, vec![e as i64]) };
-                        gathered = self.insert(x, gathered, vec![(j as u64 * access + e) as i64]);
+                        let x = if access == 1 { v } else { self.extract(v, vec![e as u32]) };
+                        gathered = self.insert(x, gathered, vec![(j as u64 * access + e) as u32]);
                     }
                 }
                 let value = if chunk == 1 { self.extract(gathered, vec![0]) } else { gathered };
-                self.emit(OpSpec::new(OpKind::Store).group("value", &[value]).group("dst", &[tiles.dst]).group("indices", &first.0));
+                self.emit(typed::Store { value, dst: tiles.dst, indices: first.0.to_vec(), mask: None }.into_spec());
             }
         }
         Ok(())
@@ -351,9 +341,9 @@ impl Lowering<'_> {
     /// The global tile's extents (rows, cols), or with `left`, what is left of them past the window's
     /// offset `idx`: what each access's in-tile (`left`) or global indices are checked against.
     pub(super) fn window_bounds(&mut self, tiles: &CopyTiles, idx: &[Value], left: bool) -> [Value; 2] {
-        let extents = [0, 1].map(|axis| self.emit_value(OpSpec::new(OpKind::Dim).group("source", &[tiles.src]).attr("axis", axis).result(Type::INDEX)));
+        let extents = [0, 1].map(|axis| self.emit_value(typed::Dim { source: tiles.src, axis }.into_spec().result(Type::INDEX)));
         if left {
-            [0, 1].map(|axis| self.binary(OpKind::Sub, extents[axis], idx[axis]))
+            [0, 1].map(|axis| self.binary(BinaryArith::Sub, extents[axis], idx[axis]))
         } else {
             extents
         }
@@ -379,24 +369,22 @@ pub(super) fn known_divisor(body: &tilec_ir::Body, v: tilec_ir::Value, depth: u3
     }
     match body.value(v).def {
         tilec_ir::ValueDef::OpResult { op, .. } => {
-            let op = body.op(op);
-            let operand = |name: &str| op.operand(name).map_or(1, |x| known_divisor(body, x, depth + 1));
-            match op.kind {
-                OpKind::Constant => match op.attr("value").and_then(Attribute::as_int) {
-                    Some(0) => CAP,
-                    Some(n) => (1u64 << n.unsigned_abs().trailing_zeros().min(20)).min(CAP),
-                    None => 1,
-                },
-                OpKind::Add | OpKind::Sub | OpKind::Min | OpKind::Max => operand("lhs").min(operand("rhs")),
-                OpKind::Mul => operand("lhs").saturating_mul(operand("rhs")).min(CAP),
+            let of = |x: Value| known_divisor(body, x, depth + 1);
+            match AnyOp::from_op(body.op(op)) {
+                Some(AnyOp::Constant(typed::Constant { value: Literal::Int(0) })) => CAP,
+                Some(AnyOp::Constant(typed::Constant { value: Literal::Int(n) })) => (1u64 << n.unsigned_abs().trailing_zeros().min(20)).min(CAP),
+                Some(
+                    AnyOp::Add(typed::Add { lhs, rhs })
+                    | AnyOp::Sub(typed::Sub { lhs, rhs })
+                    | AnyOp::Min(typed::Min { lhs, rhs })
+                    | AnyOp::Max(typed::Max { lhs, rhs }),
+                ) => of(lhs).min(of(rhs)),
+                Some(AnyOp::Mul(typed::Mul { lhs, rhs })) => of(lhs).saturating_mul(of(rhs)).min(CAP),
                 _ => 1,
             }
         }
-        tilec_ir::ValueDef::BlockArg { block, index: 0 } => match body.block(block).parent_op.map(|p| body.op(p)) {
-            Some(op) if op.kind == OpKind::For => {
-                let d = |name: &str| op.operand(name).map_or(1, |x| known_divisor(body, x, depth + 1));
-                d("lower").min(d("step"))
-            }
+        tilec_ir::ValueDef::BlockArg { block, index: 0 } => match body.block(block).parent_op.and_then(|p| body.op(p).view::<typed::For>()) {
+            Some(header) => known_divisor(body, header.lower, depth + 1).min(known_divisor(body, header.step, depth + 1)),
             _ => 1,
         },
         tilec_ir::ValueDef::BlockArg { .. } => 1,

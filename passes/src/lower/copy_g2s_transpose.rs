@@ -16,16 +16,17 @@
 //! recorded in `async_copy_alignment`, and the window offset along the lines provably one). With
 //! `global_alignment` below 4 bytes, the `T` elements of a line are loaded one by one, each masked.
 
-use tilec_ir::{Diagnostic, OpId, OpKind, OpSpec, Type, VectorType};
+use tilec_ir::ops::CmpPredicate;
+use tilec_ir::{typed, Diagnostic, OpId, Type, TypedOp, VectorType};
 
 use super::copy_g2s::{known_divisor, CopyTiles};
 use super::Lowering;
+use crate::arith::BinaryArith;
 
 impl<'f> Lowering<'f> {
     pub(super) fn lower_copy_g2s_transposed(&mut self, id: OpId, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
-        let op = self.func.body.op(id).clone();
-        let span = op.span;
-        let idx = op.group("src_indices").to_vec();
+        let span = self.func.body.op(id).span;
+        let idx = tiles.indices.clone();
         let elem = self.func.body.ty(tiles.dst).element_type();
         let bits = elem.bit_width() as u64;
         let t = match bits {
@@ -68,7 +69,7 @@ impl<'f> Lowering<'f> {
             self.require_line_multiple(tiles, ga_axis, access, "4 bytes) for the transposing copy");
         }
         self.war_barrier(tiles, first_of_run, in_loop);
-        let tid = self.special(OpKind::ThreadId);
+        let tid = self.thread_id();
         // What is left of the global tile past the window's offset, per axis.
         let left = (!inside).then(|| self.window_bounds(tiles, &idx, true));
         let per_line_v = self.index(per_line as i64);
@@ -76,10 +77,10 @@ impl<'f> Lowering<'f> {
         let line_ty = VectorType::new(&[t], elem);
         for i in 0..total.div_ceil(threads) {
             let b = self.add_const(tid, (i * threads) as i64);
-            let bl = self.binary(OpKind::Div, b, per_line_v);
-            let ba = self.binary(OpKind::Rem, b, per_line_v);
-            let l0 = self.binary(OpKind::Mul, bl, t_v);
-            let a0 = self.binary(OpKind::Mul, ba, t_v);
+            let bl = self.binary(BinaryArith::Div, b, per_line_v);
+            let ba = self.binary(BinaryArith::Rem, b, per_line_v);
+            let l0 = self.binary(BinaryArith::Mul, bl, t_v);
+            let a0 = self.binary(BinaryArith::Mul, ba, t_v);
             // (row, col) of the block element `i` lines and `j` elements into it.
             let at = |cx: &mut Self, i: u64, j: u64| {
                 let l = cx.add_const(l0, i as i64);
@@ -95,20 +96,16 @@ impl<'f> Lowering<'f> {
                 let mut line = self.zero_vector(line_ty.clone());
                 for j in (0..t).step_by(access as usize) {
                     let rc = at(self, li, j);
-                    let g = [self.binary(OpKind::Add, idx[0], rc[0]), self.binary(OpKind::Add, idx[1], rc[1])];
+                    let g = vec![self.binary(BinaryArith::Add, idx[0], rc[0]), self.binary(BinaryArith::Add, idx[1], rc[1])];
                     let mask = left.map(|left| {
-                        let row_ok = self.cmp("lt", rc[0], left[0]);
-                        let col_ok = self.cmp("lt", rc[1], left[1]);
+                        let row_ok = self.cmp(CmpPredicate::Lt, rc[0], left[0]);
+                        let col_ok = self.cmp(CmpPredicate::Lt, rc[1], left[1]);
                         self.and(row_ok, col_ok)
                     });
                     let ty = if access == 1 { Type::Scalar(elem) } else { Type::Vector(line_ty.clone()) };
-                    let mut load = OpSpec::new(OpKind::Load).group("src", &[tiles.src]).group("indices", &g).result(ty);
-                    if let Some(m) = mask {
-                        load = load.group("mask", &[m]);
-                    }
-                    let v = self.emit_value(load);
+                    let v = self.emit_value(typed::Load { src: tiles.src, indices: g, mask }.into_spec().result(ty));
                     if access == 1 {
-                        line = self.insert(v, line, vec![j as i64]);
+                        line = self.insert(v, line, vec![j as u32]);
                     } else {
                         line = v;
                     }
@@ -119,11 +116,11 @@ impl<'f> Lowering<'f> {
             for j in 0..t {
                 let mut out = self.zero_vector(line_ty.clone());
                 for (li, &line) in loaded.iter().enumerate() {
-                    let x = self.extract(line, vec![j as i64]);
-                    out = self.insert(x, out, vec![li as i64]);
+                    let x = self.extract(line, vec![j as u32]);
+                    out = self.insert(x, out, vec![li as u32]);
                 }
                 let rc = at(self, 0, j);
-                self.emit(OpSpec::new(OpKind::Store).group("value", &[out]).group("dst", &[tiles.dst]).group("indices", &rc));
+                self.emit(typed::Store { value: out, dst: tiles.dst, indices: rc.to_vec(), mask: None }.into_spec());
             }
         }
         Ok(())

@@ -8,18 +8,19 @@
 //! on `row < rows && col + 1 < cols && (row * cols + col) % 2 == 0`, each scalar store on being in bounds
 //! and the vector store not being taken. The duplicate lanes of a replicated layout store equal values.
 
-use tilec_ir::{Diagnostic, Dim, OpId, OpKind, OpSpec, Type, Value, VectorType};
+use tilec_ir::ops::CmpPredicate;
+use tilec_ir::{typed, Diagnostic, Dim, OpId, Type, TypedOp, Value, VectorType};
 
 use super::Lowering;
+use crate::arith::BinaryArith;
 
 impl<'f> Lowering<'f> {
     pub(super) fn lower_copy_r2g(&mut self, id: OpId) -> Result<(), Diagnostic> {
-        let op = self.func.body.op(id).clone();
+        let op = self.func.body.op(id);
         let span = op.span;
-        let (Some(value), Some(dst)) = (op.operand("value"), op.operand("dst")) else {
+        let Some(typed::CopyR2G { value, dst, dst_indices: idx }) = op.view() else {
             return Err(Diagnostic::error(span, "malformed 'tile.copy_r2g'"));
         };
-        let idx = op.group("dst_indices").to_vec();
         let Type::Tile(gt) = self.ty(dst).clone() else { return Err(Diagnostic::error(span, "malformed 'tile.copy_r2g'")) };
         if idx.len() != 2 || gt.rank() != 2 {
             return Err(Diagnostic::error(span, "'tile.copy_r2g' lowering handles rank-2 tiles"));
@@ -46,12 +47,12 @@ impl<'f> Lowering<'f> {
             && frags.elem.bit_width() * 2 <= 64;
         let width = if pairs { 2 } else { 1 };
         let (tr, tc) = self.thread_coords(&bases.lane, &bases.warp);
-        let gr0 = self.binary(OpKind::Add, idx[0], tr);
-        let gc0 = self.binary(OpKind::Add, idx[1], tc);
+        let gr0 = self.binary(BinaryArith::Add, idx[0], tr);
+        let gc0 = self.binary(BinaryArith::Add, idx[1], tc);
         let extents = if inside {
             None
         } else {
-            let dim = |cx: &mut Self, axis: i64| cx.emit_value(OpSpec::new(OpKind::Dim).group("source", &[dst]).attr("axis", axis).result(Type::INDEX));
+            let dim = |cx: &mut Self, axis: u32| cx.emit_value(typed::Dim { source: dst, axis }.into_spec().result(Type::INDEX));
             Some((dim(self, 0), dim(self, 1)))
         };
         let elem = frags.elem;
@@ -62,17 +63,13 @@ impl<'f> Lowering<'f> {
                 let gr = self.add_const(gr0, cr as i64);
                 let gc = self.add_const(gc0, cc as i64);
                 let xs: Vec<Value> = (0..width).map(|k| self.extract(frag, frags.position(j + k))).collect();
-                let store = |cx: &mut Self, v: Value, col: Value, mask: Option<Value>| {
-                    let mut spec = OpSpec::new(OpKind::Store).group("value", &[v]).group("dst", &[dst]).group("indices", &[gr, col]);
-                    if let Some(m) = mask {
-                        spec = spec.group("mask", &[m]);
-                    }
-                    cx.emit(spec);
+                let store = |cx: &mut Self, value: Value, col: Value, mask: Option<Value>| {
+                    cx.emit(typed::Store { value, dst, indices: vec![gr, col], mask }.into_spec());
                 };
                 let vector = |cx: &mut Self| {
                     let mut acc = cx.zero_vector(VectorType::new(&[2], elem));
                     for (k, &x) in xs.iter().enumerate() {
-                        acc = cx.insert(x, acc, vec![k as i64]);
+                        acc = cx.insert(x, acc, vec![k as u32]);
                     }
                     acc
                 };
@@ -88,21 +85,21 @@ impl<'f> Lowering<'f> {
                         }
                     }
                     Some((er, ec)) => {
-                        let row_ok = self.cmp("lt", gr, er);
+                        let row_ok = self.cmp(CmpPredicate::Lt, gr, er);
                         let mut in_bounds = Vec::new();
                         for k in 0..width {
                             let col = self.add_const(gc, k as i64);
-                            let col_ok = self.cmp("lt", col, ec);
+                            let col_ok = self.cmp(CmpPredicate::Lt, col, ec);
                             in_bounds.push((col, self.and(row_ok, col_ok)));
                         }
                         if width == 2 {
                             // (gr * cols + gc) % 2 == 0: the pair is 8-byte (f32) / 4-byte (f16) aligned.
-                            let lin = self.binary(OpKind::Mul, gr, ec);
-                            let lin = self.binary(OpKind::Add, lin, gc);
+                            let lin = self.binary(BinaryArith::Mul, gr, ec);
+                            let lin = self.binary(BinaryArith::Add, lin, gc);
                             let two = self.index(2);
-                            let parity = self.binary(OpKind::Rem, lin, two);
+                            let parity = self.binary(BinaryArith::Rem, lin, two);
                             let zero = self.index(0);
-                            let aligned = self.cmp("eq", parity, zero);
+                            let aligned = self.cmp(CmpPredicate::Eq, parity, zero);
                             let vec_ok = self.and(in_bounds[1].1, aligned);
                             let v = vector(self);
                             store(self, v, gc, Some(vec_ok));

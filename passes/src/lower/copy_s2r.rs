@@ -2,7 +2,7 @@
 //! instance in temporal order, then the loaded registers are regrouped into the destination's fragments.
 
 use tilec_ir::layout::{row_major, Layout};
-use tilec_ir::{Diagnostic, OpId, OpKind, OpSpec, Type, Value, VectorType};
+use tilec_ir::{typed, Diagnostic, OpId, Type, TypedOp, Value, VectorType};
 
 use super::copy_plan::{CopyInstr, CopyPlan, SharedSource};
 use super::{Fragments, Lowering};
@@ -11,7 +11,7 @@ use super::{Fragments, Lowering};
 #[derive(Clone, Debug)]
 pub(super) struct Loaded {
     pub value: Value,
-    pub position: Option<Vec<i64>>,
+    pub position: Option<Vec<u32>>,
 }
 
 /// The [`SharedSource`] of a shared tile type (its layout, row-major when it has none).
@@ -32,23 +32,24 @@ pub fn shared_source(t: &tilec_ir::TileType) -> Result<SharedSource, String> {
 
 impl<'f> Lowering<'f> {
     pub(super) fn lower_copy_s2r(&mut self, id: OpId) -> Result<(), Diagnostic> {
-        let op = self.func.body.op(id).clone();
-        let (Some(src), Some(result)) = (op.operand("src"), op.result()) else {
-            return Err(Diagnostic::error(op.span, "malformed 'tile.copy_s2r'"));
+        let op = self.func.body.op(id);
+        let span = op.span;
+        let (Some(typed::CopyS2R { src, src_indices }), Some(result)) = (op.view(), op.result()) else {
+            return Err(Diagnostic::error(span, "malformed 'tile.copy_s2r'"));
         };
-        for &i in op.group("src_indices") {
+        for i in src_indices {
             if self.func.body.constant_int(i) != Some(0) {
-                return Err(Diagnostic::error(op.span, "'tile.copy_s2r' of a window at a non-zero offset is not supported by the lowering yet"));
+                return Err(Diagnostic::error(span, "'tile.copy_s2r' of a window at a non-zero offset is not supported by the lowering yet"));
             }
         }
-        let Type::Tile(st) = self.ty(src).clone() else { return Err(Diagnostic::error(op.span, "malformed 'tile.copy_s2r'")) };
+        let Type::Tile(st) = self.ty(src).clone() else { return Err(Diagnostic::error(span, "malformed 'tile.copy_s2r'")) };
         let frags = self.fragments_of(result)?;
-        let source = shared_source(&st).map_err(|m| Diagnostic::error(op.span, m))?;
+        let source = shared_source(&st).map_err(|m| Diagnostic::error(span, m))?;
         let dst_shape = self.ty(result).as_tile().and_then(|t| t.static_shape()).unwrap_or_default();
         if dst_shape != [source.rows as u64, source.cols as u64] {
-            return Err(Diagnostic::error(op.span, "'tile.copy_s2r' of a window smaller than the shared tile is not supported by the lowering yet"));
+            return Err(Diagnostic::error(span, "'tile.copy_s2r' of a window smaller than the shared tile is not supported by the lowering yet"));
         }
-        let plan = CopyPlan::for_fragments(source, &frags.layout, Some(frags.values)).map_err(|m| Diagnostic::error(op.span, format!("no copy plan: {m}")))?;
+        let plan = CopyPlan::for_fragments(source, &frags.layout, Some(frags.values)).map_err(|m| Diagnostic::error(span, format!("no copy plan: {m}")))?;
         let loaded = self.execute_copy_plan(&plan, src, st.elem)?;
         let out = self.assemble(&frags, &loaded);
         self.frags.insert(result, out);
@@ -66,23 +67,17 @@ impl<'f> Lowering<'f> {
             match plan.instr {
                 CopyInstr::LdMatrix { num, trans } => {
                     // One 32-bit register per matrix: 2 16-bit elements, or 4 8-bit ones (two b16 pairs).
-                    let per = (32 / elem.bit_width().max(1)) as i64;
-                    let v = self.emit_value(
-                        OpSpec::new(OpKind::LdMatrix)
-                            .group("src", &[src])
-                            .group("indices", &[row, col])
-                            .attr("numTiles", num as i64)
-                            .attr("transpose", trans)
-                            .result(VectorType::new(&[num as u64, per as u64], elem)),
-                    );
-                    for j in 0..per * num as i64 {
+                    let per = 32 / elem.bit_width().max(1);
+                    let ldmatrix = typed::LdMatrix { src, indices: vec![row, col], num_tiles: num, transpose: trans };
+                    let v = self.emit_value(ldmatrix.into_spec().result(VectorType::new(&[u64::from(num), u64::from(per)], elem)));
+                    for j in 0..per * num {
                         loaded.push(Loaded { value: v, position: Some(vec![j / per, j % per]) });
                     }
                 }
                 CopyInstr::Load { width } => {
                     let ty: Type = if width == 1 { Type::Scalar(elem) } else { VectorType::new(&[width as u64], elem).into() };
-                    let v = self.emit_value(OpSpec::new(OpKind::Load).group("src", &[src]).group("indices", &[row, col]).result(ty));
-                    for j in 0..width as i64 {
+                    let v = self.emit_value(typed::Load { src, indices: vec![row, col], mask: None }.into_spec().result(ty));
+                    for j in 0..width {
                         loaded.push(Loaded { value: v, position: (width > 1).then(|| vec![j]) });
                     }
                 }

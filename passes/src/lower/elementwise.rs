@@ -1,9 +1,11 @@
 //! `tile.fill`, `tile.splat`, the binary ops, `tile.select` and `tile.cast` on register tiles: the same op
 //! on each fragment vector (operands share the layout, so fragment `f` of each holds the same elements).
 
-use tilec_ir::{Diagnostic, OpId, OpKind, OpSpec, Type, Value};
+use tilec_ir::typed::{self, AnyOp};
+use tilec_ir::{Diagnostic, OpId, Type, TypedOp, Value};
 
 use super::Lowering;
+use crate::arith::BinaryArith;
 
 impl<'f> Lowering<'f> {
     /// Lowers an op whose result is a register tile elementwise; returns whether it was replaced. Ops
@@ -27,45 +29,42 @@ impl<'f> Lowering<'f> {
             }
         }
         let mut frags = Vec::with_capacity(count);
-        match op.kind {
-            OpKind::Fill => {
-                let value = op.attr("value").cloned().unwrap_or(tilec_ir::Attribute::Int(0));
+        match AnyOp::from_op(&op) {
+            Some(AnyOp::Fill(fill)) => {
                 // One fill per fragment (each is its own value, as the loop-carried accumulators need).
                 for _ in 0..count {
-                    frags.push(self.emit_value(OpSpec::new(OpKind::Fill).attr("value", value.clone()).result(vty.clone())));
+                    frags.push(self.emit_value(fill.clone().into_spec().result(vty.clone())));
                 }
             }
-            OpKind::Splat => {
-                let scalar = op.operand("value").ok_or_else(|| Diagnostic::error(op.span, "malformed 'tile.splat'"))?;
+            Some(AnyOp::Splat(splat)) => {
                 for _ in 0..count {
-                    frags.push(self.emit_value(OpSpec::new(OpKind::Splat).group("value", &[scalar]).result(vty.clone())));
+                    frags.push(self.emit_value(splat.clone().into_spec().result(vty.clone())));
                 }
             }
-            OpKind::Cast => {
-                let src = self.frags(op.operands[0])?;
-                let from = self.fragments_of(op.operands[0])?.vector_type();
+            Some(AnyOp::Cast(cast)) => {
+                let src = self.frags(cast.source)?;
+                let from = self.fragments_of(cast.source)?.vector_type();
                 if from.shape != vty.shape {
                     return Err(Diagnostic::error(op.span, format!("'tile.cast' from fragments '{from}' to '{vty}' changes the fragment shape; not supported yet")));
                 }
-                for s in src {
-                    frags.push(self.emit_value(OpSpec::new(OpKind::Cast).group("source", &[s]).result(vty.clone())));
+                for source in src {
+                    frags.push(self.emit_value(typed::Cast { source }.into_spec().result(vty.clone())));
                 }
             }
-            OpKind::Select => {
-                let cond = op.operands[0];
-                let (t, f) = (self.frags(op.operands[1])?, self.frags(op.operands[2])?);
+            Some(AnyOp::Select(select)) => {
+                let (t, f) = (self.frags(select.true_value)?, self.frags(select.false_value)?);
                 for (t, f) in t.into_iter().zip(f) {
-                    frags.push(self.select(cond, t, f));
+                    frags.push(self.select(select.cond, t, f));
                 }
             }
-            k if k.is_binary_arith() => {
-                let (a, b) = (self.frags(op.operands[0])?, self.frags(op.operands[1])?);
+            _ => {
+                let Some((arith, lhs, rhs)) = BinaryArith::of_op(&op) else {
+                    return Err(Diagnostic::error(op.span, format!("lowering '{}' producing a register tile is not supported", op.kind)));
+                };
+                let (a, b) = (self.frags(lhs)?, self.frags(rhs)?);
                 for (a, b) in a.into_iter().zip(b) {
-                    frags.push(self.emit_value(OpSpec::new(k).group("lhs", &[a]).group("rhs", &[b]).result(Type::Vector(vty.clone()))));
+                    frags.push(self.emit_value(arith.spec(a, b).result(Type::Vector(vty.clone()))));
                 }
-            }
-            other => {
-                return Err(Diagnostic::error(op.span, format!("lowering '{other}' producing a register tile is not supported")));
             }
         }
         self.frags.insert(result, frags);

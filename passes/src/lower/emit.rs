@@ -1,9 +1,11 @@
 //! Emitting ops during lowering: at the current op, or hoisted to the top of the function (thread ids,
 //! constants, and the lane/warp terms of addresses, which do not change during a kernel).
 
-use tilec_ir::{Attribute, OpId, OpKind, OpSpec, ScalarType, Type, Value, VectorType};
+use tilec_ir::ops::{CmpPredicate, GridAxis, Literal};
+use tilec_ir::{typed, OpId, OpSpec, ScalarType, Type, TypedOp, Value, VectorType};
 
 use super::Lowering;
+use crate::arith::BinaryArith;
 
 impl<'f> Lowering<'f> {
     /// Creates an op before the op being lowered.
@@ -34,7 +36,7 @@ impl<'f> Lowering<'f> {
         if let Some(&v) = self.constants.get(&(n, false)) {
             return v;
         }
-        let v = self.hoist_value(OpSpec::new(OpKind::Constant).attr("value", n).result(Type::INDEX));
+        let v = self.hoist_value(typed::Constant { value: Literal::Int(n) }.into_spec().result(Type::INDEX));
         self.constants.insert((n, false), v);
         v
     }
@@ -44,34 +46,45 @@ impl<'f> Lowering<'f> {
         if let Some(&v) = self.constants.get(&(b as i64, true)) {
             return v;
         }
-        let v = self.hoist_value(OpSpec::new(OpKind::Constant).attr("value", b).result(ScalarType::I1));
+        let v = self.hoist_value(typed::Constant { value: Literal::Bool(b) }.into_spec().result(ScalarType::I1));
         self.constants.insert((b as i64, true), v);
         v
     }
 
-    /// `nvgpu.thread_id x`, `nvgpu.lane_id` or `nvgpu.warp_id` (hoisted, once each).
-    pub fn special(&mut self, kind: OpKind) -> Value {
-        if let Some(&v) = self.special.get(&kind) {
+    /// `nvgpu.thread_id x` (hoisted, once).
+    pub fn thread_id(&mut self) -> Value {
+        self.special(typed::ThreadId { dim: GridAxis::X })
+    }
+
+    /// `nvgpu.lane_id` (hoisted, once).
+    pub fn lane_id(&mut self) -> Value {
+        self.special(typed::LaneId {})
+    }
+
+    /// `nvgpu.warp_id` (hoisted, once).
+    pub fn warp_id(&mut self) -> Value {
+        self.special(typed::WarpId {})
+    }
+
+    /// An id op of the thread (hoisted, once per kind).
+    fn special<T: TypedOp>(&mut self, op: T) -> Value {
+        if let Some(&v) = self.special.get(&T::KIND) {
             return v;
         }
-        let mut spec = OpSpec::new(kind).result(Type::INDEX);
-        if kind == OpKind::ThreadId {
-            spec = spec.attr("dim", Attribute::Keyword("x".into()));
-        }
-        let v = self.hoist_value(spec);
-        self.special.insert(kind, v);
+        let v = self.hoist_value(op.into_spec().result(Type::INDEX));
+        self.special.insert(T::KIND, v);
         v
     }
 
     /// A binary op on values of one type.
-    pub fn binary(&mut self, kind: OpKind, a: Value, b: Value) -> Value {
+    pub fn binary(&mut self, op: BinaryArith, a: Value, b: Value) -> Value {
         let ty = self.ty(a).clone();
-        self.emit_value(OpSpec::new(kind).group("lhs", &[a]).group("rhs", &[b]).result(ty))
+        self.emit_value(op.spec(a, b).result(ty))
     }
 
-    fn hoisted_binary(&mut self, kind: OpKind, a: Value, b: Value) -> Value {
+    fn hoisted_binary(&mut self, op: BinaryArith, a: Value, b: Value) -> Value {
         let ty = self.ty(a).clone();
-        self.hoist_value(OpSpec::new(kind).group("lhs", &[a]).group("rhs", &[b]).result(ty))
+        self.hoist_value(op.spec(a, b).result(ty))
     }
 
     /// `a + n` (no op when `n` is 0).
@@ -80,29 +93,21 @@ impl<'f> Lowering<'f> {
             return a;
         }
         let c = self.index(n);
-        self.binary(OpKind::Add, a, c)
+        self.binary(BinaryArith::Add, a, c)
     }
 
-    pub fn cmp(&mut self, predicate: &str, a: Value, b: Value) -> Value {
-        self.emit_value(
-            OpSpec::new(OpKind::Cmp)
-                .attr("predicate", Attribute::Keyword(predicate.into()))
-                .group("lhs", &[a])
-                .group("rhs", &[b])
-                .result(ScalarType::I1),
-        )
+    pub fn cmp(&mut self, predicate: CmpPredicate, lhs: Value, rhs: Value) -> Value {
+        self.emit_value(typed::Cmp { lhs, rhs, predicate }.into_spec().result(ScalarType::I1))
     }
 
     /// Logical and of two `i1` values (`tile.min`).
     pub fn and(&mut self, a: Value, b: Value) -> Value {
-        self.binary(OpKind::Min, a, b)
+        self.binary(BinaryArith::Min, a, b)
     }
 
-    pub fn select(&mut self, cond: Value, t: Value, f: Value) -> Value {
-        let ty = self.ty(t).clone();
-        self.emit_value(
-            OpSpec::new(OpKind::Select).group("cond", &[cond]).group("true_value", &[t]).group("false_value", &[f]).result(ty),
-        )
+    pub fn select(&mut self, cond: Value, true_value: Value, false_value: Value) -> Value {
+        let ty = self.ty(true_value).clone();
+        self.emit_value(typed::Select { cond, true_value, false_value }.into_spec().result(ty))
     }
 
     /// Logical not of an `i1` value.
@@ -128,10 +133,10 @@ impl<'f> Lowering<'f> {
                 x
             } else {
                 let d = self.index(1 << b);
-                self.hoisted_binary(OpKind::Div, x, d)
+                self.hoisted_binary(BinaryArith::Div, x, d)
             };
             let two = self.index(2);
-            let bit = self.hoisted_binary(OpKind::Rem, shifted, two);
+            let bit = self.hoisted_binary(BinaryArith::Rem, shifted, two);
             for (acc, scale) in [(&mut row, br), (&mut col, bc)] {
                 if scale == 0 {
                     continue;
@@ -140,9 +145,9 @@ impl<'f> Lowering<'f> {
                     bit
                 } else {
                     let s = self.index(scale as i64);
-                    self.hoisted_binary(OpKind::Mul, bit, s)
+                    self.hoisted_binary(BinaryArith::Mul, bit, s)
                 };
-                *acc = if *acc == zero { term } else { self.hoisted_binary(OpKind::Add, *acc, term) };
+                *acc = if *acc == zero { term } else { self.hoisted_binary(BinaryArith::Add, *acc, term) };
             }
         }
         self.bit_terms.insert(key, (row, col));
@@ -151,33 +156,31 @@ impl<'f> Lowering<'f> {
 
     /// The lane and warp part of the coordinates of an additive distributed layout (hoisted).
     pub fn thread_coords(&mut self, lane_bases: &[(u32, u32)], warp_bases: &[(u32, u32)]) -> (Value, Value) {
-        let lane = self.special(OpKind::LaneId);
+        let lane = self.lane_id();
         let (lr, lc) = self.bit_terms(lane, lane_bases);
         if warp_bases.iter().all(|&b| b == (0, 0)) {
             return (lr, lc);
         }
-        let warp = self.special(OpKind::WarpId);
+        let warp = self.warp_id();
         let (wr, wc) = self.bit_terms(warp, warp_bases);
         let zero = self.index(0);
-        let row = if wr == zero { lr } else { self.hoisted_binary(OpKind::Add, lr, wr) };
-        let col = if wc == zero { lc } else { self.hoisted_binary(OpKind::Add, lc, wc) };
+        let row = if wr == zero { lr } else { self.hoisted_binary(BinaryArith::Add, lr, wr) };
+        let col = if wc == zero { lc } else { self.hoisted_binary(BinaryArith::Add, lc, wc) };
         (row, col)
     }
 
-    pub fn extract(&mut self, vector: Value, position: Vec<i64>) -> Value {
+    pub fn extract(&mut self, vector: Value, position: Vec<u32>) -> Value {
         let elem = self.ty(vector).element_type();
-        self.emit_value(OpSpec::new(OpKind::Extract).group("vector", &[vector]).attr("position", position).result(elem))
+        self.emit_value(typed::Extract { vector, position }.into_spec().result(elem))
     }
 
-    pub fn insert(&mut self, value: Value, vector: Value, position: Vec<i64>) -> Value {
+    pub fn insert(&mut self, value: Value, vector: Value, position: Vec<u32>) -> Value {
         let ty = self.ty(vector).clone();
-        self.emit_value(
-            OpSpec::new(OpKind::Insert).group("value", &[value]).group("vector", &[vector]).attr("position", position).result(ty),
-        )
+        self.emit_value(typed::Insert { value, vector, position }.into_spec().result(ty))
     }
 
     /// `tile.fill 0` of a vector type.
     pub fn zero_vector(&mut self, ty: VectorType) -> Value {
-        self.emit_value(OpSpec::new(OpKind::Fill).attr("value", 0i64).result(ty))
+        self.emit_value(typed::Fill { value: Literal::Int(0) }.into_spec().result(ty))
     }
 }

@@ -7,7 +7,8 @@
 
 use std::collections::HashMap;
 
-use tilec_ir::{Diagnostic, OpId, OpKind, OpSpec, Type, Value};
+use tilec_ir::ops::{MatrixOrder, MmaShape};
+use tilec_ir::{typed, Diagnostic, OpId, Type, TypedOp, Value};
 
 use super::{Fragments, Lowering};
 use crate::layout_assignment::MmaInstr;
@@ -22,9 +23,9 @@ fn tile_index(frags: &Fragments, f: u32, rows: u32, cols: u32) -> Result<(u32, u
 
 impl<'f> Lowering<'f> {
     pub(super) fn lower_mma(&mut self, id: OpId) -> Result<(), Diagnostic> {
-        let op = self.func.body.op(id).clone();
+        let op = self.func.body.op(id);
         let span = op.span;
-        let (Some(a), Some(b), Some(c), Some(result)) = (op.operand("a"), op.operand("b"), op.operand("c"), op.result()) else {
+        let (Some(typed::Mma { a, b, c, .. }), Some(result)) = (op.view(), op.result()) else {
             return Err(Diagnostic::error(span, "malformed 'tile.mma'"));
         };
         let instr = MmaInstr::for_types(self.ty(a).element_type(), self.ty(c).element_type()).map_err(|m| Diagnostic::error(span, m))?;
@@ -55,14 +56,16 @@ impl<'f> Lowering<'f> {
                 let (Some(&af), Some(&bf)) = (amap.get(&(mi, ki)), bmap.get(&(ki, ni))) else {
                     return Err(Diagnostic::error(span, format!("no A or B fragment for instruction tile (m {mi}, n {ni}, k {ki})")));
                 };
-                acc[f] = self.emit_value(
-                    OpSpec::new(OpKind::MmaSync)
-                        .group("a", &[af])
-                        .group("b", &[bf])
-                        .group("c", &[acc[f]])
-                        .attr("mmaShape", instr.shape().to_vec())
-                        .result(cty.clone()),
-                );
+                let mma = typed::MmaSync {
+                    a: af,
+                    b: bf,
+                    c: acc[f],
+                    mma_shape: MmaShape::new(instr.m, instr.n, instr.k),
+                    layout_a: MatrixOrder::Row,
+                    layout_b: MatrixOrder::Col,
+                    satfinite: false,
+                };
+                acc[f] = self.emit_value(mma.into_spec().result(cty.clone()));
             }
         }
         self.frags.insert(result, acc);

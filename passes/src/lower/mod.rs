@@ -32,7 +32,7 @@ mod mma;
 use std::collections::{BTreeSet, HashMap};
 
 use tilec_ir::layout::{Layout, LinearLayout};
-use tilec_ir::{Attribute, BlockId, Diagnostic, Func, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Type, Value, VectorType};
+use tilec_ir::{Attribute, BlockId, Diagnostic, Func, KernelAttrs, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Type, Value, VectorType};
 
 pub use copy_g2s::GLOBAL_ALIGNMENT_ATTR;
 pub use copy_plan::{b16_pair_view, CopyInstance, CopyInstr, CopyPlan, DistributedBases, SharedSource};
@@ -106,9 +106,9 @@ impl Fragments {
     }
 
     /// Position of value `j` (0..values) in a fragment vector.
-    pub fn position(&self, j: u32) -> Vec<i64> {
+    pub fn position(&self, j: u32) -> Vec<u32> {
         let inner = self.inner() as u32;
-        vec![(j / inner) as i64, (j % inner) as i64]
+        vec![j / inner, j % inner]
     }
 }
 
@@ -137,11 +137,11 @@ pub(crate) struct Lowering<'f> {
 
 /// Lowers one function.
 pub fn lower_func(func: &mut Func) -> Result<(), Diagnostic> {
-    // Layout assignment is idempotent; running it here makes the lowering usable on its own.
+    // Layout assignment is idempotent; running it here makes the lowering usable on its own (it also writes
+    // `num_warps` into the function).
     crate::layout_assignment::assign_layouts_in(func)?;
     let solution = solve_layouts(func)?;
     let warps = num_warps(func);
-    func.attrs.insert("num_warps".into(), Attribute::Int(warps as i64));
     let entry = func.entry;
     let first = match func.body.block(entry).ops.first() {
         Some(&op) => op,
@@ -281,7 +281,7 @@ impl crate::Pass for LowerTileToNvgpu {
     fn run(&self, module: &mut Module, cx: &mut crate::PassContext) -> Result<(), Diagnostic> {
         lower_tile_to_nvgpu(module)?;
         for func in &module.funcs {
-            if let Some(text) = func.attrs.get(ASYNC_COPY_REQUIREMENT_ATTR).and_then(Attribute::as_str) {
+            if let Ok(KernelAttrs { async_copy_requirements: Some(text), .. }) = KernelAttrs::of(func) {
                 cx.remark(func.span, format!("@{}: {text}", func.name));
             }
         }

@@ -50,19 +50,24 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tilec_ir::{Attribute, BlockId, Diagnostic, Func, Module, OpId, OpKind, OpSpec, ScalarType, Span, Type, Value};
+use tilec_ir::ops::{CmpPredicate, Literal};
+use tilec_ir::typed::{self, AnyOp};
+use tilec_ir::{BlockId, Diagnostic, Func, Module, OpId, OpKind, OpSpec, ScalarType, Span, Type, TypedOp, Value};
 
 use crate::analysis::effects::is_pure;
+use crate::arith::BinaryArith;
+use crate::kernel_attrs::kernel_attrs;
 use crate::lower::GLOBAL_ALIGNMENT_ATTR;
 use crate::options::PassOptions;
 
 /// Stages when neither the pass option nor the function attribute says.
 pub const DEFAULT_STAGES: u32 = 4;
 
-/// The function attribute naming the stage count.
+/// The function attribute naming the stage count (read as [`tilec_ir::KernelAttrs::pipeline_stages`]).
 pub const STAGES_ATTR: &str = "pipeline_stages";
 
-/// The function attribute saying whether register fragments are loaded one iteration ahead (bool, default true).
+/// The function attribute saying whether register fragments are loaded one iteration ahead (bool, default true;
+/// read as [`tilec_ir::KernelAttrs::fragments_ahead`]).
 pub const FRAGMENTS_AHEAD_ATTR: &str = "fragments_ahead";
 
 /// The `software-pipeline` pass (see the [module documentation](self)).
@@ -116,11 +121,16 @@ impl crate::Pass for SoftwarePipeline {
 
     fn run(&self, module: &mut Module, cx: &mut crate::PassContext) -> Result<(), Diagnostic> {
         for func in &mut module.funcs {
-            let explicit = self.stages.is_some() || func.attrs.contains_key(STAGES_ATTR);
+            // The pass options win over the attributes, which are read only where no option is given.
+            let pipeline_stages = match self.stages {
+                Some(_) => None,
+                None => kernel_attrs(func)?.pipeline_stages,
+            };
+            let explicit = self.stages.is_some() || pipeline_stages.is_some();
             let stages = match self.stages {
                 Some(n) => n,
-                None => match func.attrs.get(STAGES_ATTR).and_then(Attribute::as_int) {
-                    Some(n) if (1..=8).contains(&n) => n as u32,
+                None => match pipeline_stages {
+                    Some(n) if (1..=8).contains(&n) => n,
                     Some(n) => return Err(Diagnostic::error(func.span, format!("{STAGES_ATTR} = {n}: expected 1..=8"))),
                     None => {
                         let stages = stages_that_fit(func, cx.target.max_shared_bytes_per_block());
@@ -140,12 +150,7 @@ impl crate::Pass for SoftwarePipeline {
             };
             let fragments_ahead = match self.fragments_ahead {
                 Some(on) => on,
-                None => match func.attrs.get(FRAGMENTS_AHEAD_ATTR) {
-                    None => true,
-                    Some(attr) => attr.as_bool().ok_or_else(|| {
-                        Diagnostic::error(func.span, format!("{FRAGMENTS_AHEAD_ATTR} = {attr}: expected true or false"))
-                    })?,
-                },
+                None => kernel_attrs(func)?.fragments_ahead.unwrap_or(true),
             };
             if stages < 2 {
                 continue;
@@ -230,7 +235,10 @@ struct LoopPlan {
     address: Vec<OpId>,
     /// Ops after the wait's barrier, before the yield.
     post: Vec<OpId>,
-    yield_op: OpId,
+    /// What the body yields.
+    yielded: Vec<Value>,
+    /// The loop's bounds, step and initial values.
+    header: typed::For,
     /// Shared tiles the copies fill, with their rows.
     tiles: Vec<(Value, u64)>,
 }
@@ -244,16 +252,17 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
     if !has_copy {
         return Ok(None);
     }
-    match body.constant_int(lop.group("step")[0]) {
+    let Some(header) = lop.view::<typed::For>() else { return Err("malformed loop".into()) };
+    match body.constant_int(header.step) {
         Some(n) if n > 0 => {}
         _ => return Err("its step is not a positive constant".into()),
     }
-    let Some(&yield_op) = ops.last().filter(|&&o| body.op(o).kind == OpKind::Yield) else {
+    let Some((&yield_op, yielded)) = ops.last().and_then(|o| Some((o, body.op(*o).view::<typed::Yield>()?.values))) else {
         return Err("the body does not end in a yield".into());
     };
     let waits: Vec<usize> = (0..ops.len()).filter(|&i| body.op(ops[i]).kind == OpKind::DeviceAsyncWait).collect();
     let [w] = waits[..] else { return Err("the body does not have exactly one device_async_wait".into()) };
-    if body.op(ops[w]).attr("numGroups").and_then(Attribute::as_int).unwrap_or(0) != 0 {
+    if body.op(ops[w]).view::<typed::DeviceAsyncWait>().map_or(0, |wait| wait.num_groups) != 0 {
         return Err("its wait already leaves groups pending".into());
     }
     if body.op(ops.get(w + 1).copied().unwrap_or(yield_op)).kind != OpKind::Barrier {
@@ -265,36 +274,36 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
     let mut tiles: Vec<(Value, u64)> = Vec::new();
     for &o in &pre {
         let op = body.op(o);
-        match op.kind {
-            OpKind::DeviceAsyncCopy => {
-                if op.operand("src_elements").is_none() {
+        match AnyOp::from_op(op) {
+            Some(AnyOp::DeviceAsyncCopy(copy)) => {
+                if copy.src_elements.is_none() {
                     return Err("a copy has no src_elements (unchecked source addresses)".into());
                 }
-                let dst = copied_tile(func, block, op)?;
+                let dst = copied_tile(func, block, copy.dst)?;
                 if !tiles.iter().any(|&(v, _)| v == dst.0) {
                     tiles.push(dst);
                 }
             }
             // A synchronous copy (`global_alignment` < 4): a masked load from global memory and its store.
-            OpKind::Load => {
-                if op.operand("mask").is_none() {
+            Some(AnyOp::Load(load)) => {
+                if load.mask.is_none() {
                     return Err("a load before the wait has no mask (unchecked source addresses)".into());
                 }
             }
-            OpKind::Store => {
+            Some(AnyOp::Store(store)) => {
                 // What it stores was loaded (and gathered into a vector by pure ops) before the wait.
-                let value_loaded = op.operand("value").and_then(|v| body.defining_op(v)).is_some_and(|d| pre.contains(&d));
-                if op.operand("mask").is_some() || !value_loaded {
+                let value_loaded = body.defining_op(store.value).is_some_and(|d| pre.contains(&d));
+                if store.mask.is_some() || !value_loaded {
                     return Err("a store before the wait is not the second half of a synchronous copy".into());
                 }
-                let dst = copied_tile(func, block, op)?;
+                let dst = copied_tile(func, block, store.dst)?;
                 if !tiles.iter().any(|&(v, _)| v == dst.0) {
                     tiles.push(dst);
                 }
             }
-            OpKind::DeviceAsyncCreateGroup => {}
-            k if is_pure(k) => {}
-            k => return Err(format!("'{}' before the wait", k.name())),
+            Some(AnyOp::DeviceAsyncCreateGroup(_)) => {}
+            _ if is_pure(op.kind) => {}
+            _ => return Err(format!("'{}' before the wait", op.kind.name())),
         }
     }
     for &o in &post {
@@ -317,10 +326,10 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
             if !op.operands.contains(&tile) {
                 continue;
             }
-            let ok = match op.kind {
-                OpKind::DeviceAsyncCopy => pre_set.contains(&o) && op.operand("dst") == Some(tile) && !op.group("src").contains(&tile),
-                OpKind::Store if pre_set.contains(&o) => op.operand("dst") == Some(tile) && op.operand("value") != Some(tile),
-                OpKind::LdMatrix | OpKind::Load => post_set.contains(&o),
+            let ok = match AnyOp::from_op(op) {
+                Some(AnyOp::DeviceAsyncCopy(copy)) => pre_set.contains(&o) && copy.dst == tile && copy.src != tile,
+                Some(AnyOp::Store(store)) if pre_set.contains(&o) => store.dst == tile && store.value != tile,
+                Some(AnyOp::LdMatrix(_) | AnyOp::Load(_)) => post_set.contains(&o),
                 _ => false,
             };
             if !ok {
@@ -340,14 +349,13 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
         }
     }
     let all_synchronous = !pre.iter().any(|&o| body.op(o).kind == OpKind::DeviceAsyncCopy);
-    Ok(Some(LoopPlan { body: block, pre, all_synchronous, address, post, yield_op, tiles }))
+    Ok(Some(LoopPlan { body: block, pre, all_synchronous, address, post, yielded, header, tiles }))
 }
 
-/// The shared tile a copy of the loop body `block` writes, with its rows: a static rank-2 `tile.alloc_shared`
-/// from outside the loop.
-fn copied_tile(func: &Func, block: BlockId, op: &tilec_ir::Operation) -> Result<(Value, u64), String> {
+/// The shared tile `dst` a copy of the loop body `block` writes, with its rows: a static rank-2
+/// `tile.alloc_shared` from outside the loop.
+fn copied_tile(func: &Func, block: BlockId, dst: Value) -> Result<(Value, u64), String> {
     let body = &func.body;
-    let Some(dst) = op.operand("dst") else { return Err("malformed copy".into()) };
     let Some(def) = body.defining_op(dst).filter(|&d| body.op(d).kind == OpKind::AllocShared) else {
         return Err("a copy's destination is not a tile.alloc_shared".into());
     };
@@ -401,7 +409,7 @@ fn fragment_plan(func: &Func, plan: &LoopPlan) -> Option<FragPlan> {
     for &o in &plan.post {
         let op = body.op(o);
         if op.kind == OpKind::MmaSync {
-            let c = op.operand("c")?;
+            let c = op.view::<typed::MmaSync>()?.c;
             let p = def_in_post(c).and_then(|d| mma_phase.get(&d).map(|p| p + 1)).unwrap_or(0);
             if def_in_post(c).is_some_and(|d| body.op(d).kind != OpKind::MmaSync) {
                 return None;
@@ -466,7 +474,7 @@ fn fragment_plan(func: &Func, plan: &LoopPlan) -> Option<FragPlan> {
             return None;
         }
         for &r in &body.op(o).results {
-            let used_later = plan.post.iter().chain(std::iter::once(&plan.yield_op)).any(|&u| !ahead.contains(&u) && body.op(u).operands.contains(&r));
+            let used_later = plan.post.iter().any(|&u| !ahead.contains(&u) && body.op(u).operands.contains(&r)) || plan.yielded.contains(&r);
             if used_later {
                 fp.outputs.push(r);
             }
@@ -513,12 +521,18 @@ impl Emitter {
     }
 
     fn constant(&self, func: &mut Func, n: i64) -> Value {
-        self.value(func, OpSpec::new(OpKind::Constant).attr("value", n).result(Type::INDEX))
+        self.value(func, typed::Constant { value: Literal::Int(n) }.into_spec().result(Type::INDEX))
     }
 
-    fn binary(&self, func: &mut Func, kind: OpKind, a: Value, b: Value) -> Value {
+    fn binary(&self, func: &mut Func, op: BinaryArith, a: Value, b: Value) -> Value {
         let ty = func.body.ty(a).clone();
-        self.value(func, OpSpec::new(kind).group("lhs", &[a]).group("rhs", &[b]).result(ty))
+        self.value(func, op.spec(a, b).result(ty))
+    }
+
+    /// `nvgpu.device_async_wait` until at most `pending` copy groups are in flight.
+    fn wait(&self, func: &mut Func, pending: i64) {
+        let num_groups = u32::try_from(pending).unwrap_or(0);
+        self.emit(func, typed::DeviceAsyncWait { num_groups }.into_spec());
     }
 
     /// `a + n * step` (`a` itself when `n` is 0).
@@ -527,32 +541,22 @@ impl Emitter {
             return a;
         }
         let c = self.constant(func, n);
-        let d = self.binary(func, OpKind::Mul, step, c);
-        self.binary(func, OpKind::Add, a, d)
+        let d = self.binary(func, BinaryArith::Mul, step, c);
+        self.binary(func, BinaryArith::Add, a, d)
     }
 
-    fn cmp(&self, func: &mut Func, predicate: &str, a: Value, b: Value) -> Value {
-        self.value(
-            func,
-            OpSpec::new(OpKind::Cmp)
-                .attr("predicate", Attribute::Keyword(predicate.into()))
-                .group("lhs", &[a])
-                .group("rhs", &[b])
-                .result(ScalarType::I1),
-        )
+    fn cmp(&self, func: &mut Func, predicate: CmpPredicate, lhs: Value, rhs: Value) -> Value {
+        self.value(func, typed::Cmp { lhs, rhs, predicate }.into_spec().result(ScalarType::I1))
     }
 
     /// `a && b` of two `i1` values (their minimum).
     fn and(&self, func: &mut Func, a: Value, b: Value) -> Value {
-        self.binary(func, OpKind::Min, a, b)
+        self.binary(func, BinaryArith::Min, a, b)
     }
 
-    fn select(&self, func: &mut Func, c: Value, t: Value, f: Value) -> Value {
-        let ty = func.body.ty(t).clone();
-        self.value(
-            func,
-            OpSpec::new(OpKind::Select).group("cond", &[c]).group("true_value", &[t]).group("false_value", &[f]).result(ty),
-        )
+    fn select(&self, func: &mut Func, cond: Value, true_value: Value, false_value: Value) -> Value {
+        let ty = func.body.ty(true_value).clone();
+        self.value(func, typed::Select { cond, true_value, false_value }.into_spec().result(ty))
     }
 
     /// A copy of op `o` with its operands mapped; its results are added to the map.
@@ -593,27 +597,28 @@ impl Ring<'_> {
     /// The pure ops and copies of the body's copy part for iteration `k`, into stage `stage`, reading
     /// only where `k < ub` (zero-filling otherwise); then one commit. `map` holds the values the body's
     /// values stand for (the induction variable is mapped to `k` here).
-    // Invariant: `plan.pre` holds only the copies `LoopPlan` matched, each with a `dst` and `src_elements`.
-    #[allow(clippy::expect_used)]
     fn copies(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, map: &mut HashMap<Value, Value>) {
         map.insert(self.iv, k);
-        let valid = at.cmp(func, "lt", k, self.ub);
+        let valid = at.cmp(func, CmpPredicate::Lt, k, self.ub);
         for &o in &self.plan.pre {
-            let op = func.body.op(o).clone();
-            let mapped = |map: &HashMap<Value, Value>, name: &str| op.operand(name).map(|v| *map.get(&v).unwrap_or(&v));
+            let view = AnyOp::from_op(func.body.op(o));
+            let mapped = |map: &HashMap<Value, Value>, v: Value| *map.get(&v).unwrap_or(&v);
             // What makes a copy of an iteration past the end read nothing: a cp.async's element count, or a
-            // synchronous copy's load mask, also says `k < ub`.
-            let guard = match op.kind {
-                OpKind::DeviceAsyncCreateGroup => continue,
-                OpKind::DeviceAsyncCopy => {
-                    let se = mapped(map, "src_elements").unwrap_or(self.zero);
-                    Some(("src_elements", at.select(func, valid, se, self.zero)))
+            // synchronous copy's load mask, also says `k < ub`. A copy or a synchronous copy's store writes
+            // this iteration's stage of its tile.
+            let (guard, dst) = match &view {
+                Some(AnyOp::DeviceAsyncCreateGroup(_)) => continue,
+                Some(AnyOp::DeviceAsyncCopy(copy)) => {
+                    let se = copy.src_elements.map_or(self.zero, |v| mapped(map, v));
+                    (Some(at.select(func, valid, se, self.zero)), Some(copy.dst))
                 }
-                OpKind::Load => Some(("mask", at.and(func, valid, mapped(map, "mask").expect("checked")))),
-                _ => None,
+                Some(AnyOp::Load(load)) => match load.mask {
+                    Some(mask) => (Some(at.and(func, valid, mapped(map, mask))), None),
+                    None => (Some(valid), None),
+                },
+                Some(AnyOp::Store(store)) => (None, Some(store.dst)),
+                _ => (None, None),
             };
-            // A copy or a synchronous copy's store writes this iteration's stage of its tile.
-            let dst = matches!(op.kind, OpKind::DeviceAsyncCopy | OpKind::Store).then(|| op.operand("dst").expect("checked"));
             if let Some(dst) = dst {
                 map.insert(dst, self.allocs[&dst][stage]);
             }
@@ -621,8 +626,13 @@ impl Ring<'_> {
             if let Some(dst) = dst {
                 map.remove(&dst);
             }
-            if let Some((group, value)) = guard {
-                func.body.op_mut(id).set_operand(group, value);
+            if let Some(guard) = guard {
+                let clone = func.body.op_mut(id);
+                match AnyOp::from_op(clone) {
+                    Some(AnyOp::DeviceAsyncCopy(copy)) => clone.set_from(typed::DeviceAsyncCopy { src_elements: Some(guard), ..copy }),
+                    Some(AnyOp::Load(load)) => clone.set_from(typed::Load { mask: Some(guard), ..load }),
+                    _ => false,
+                };
             }
         }
         at.emit(func, OpSpec::new(OpKind::DeviceAsyncCreateGroup));
@@ -638,7 +648,7 @@ impl Ring<'_> {
         for (&a, &c) in block_args[1..].iter().zip(carried) {
             map.insert(a, c);
         }
-        at.emit(func, OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(self.stages - 2)));
+        at.wait(func, self.stages - 2);
         at.emit(func, OpSpec::new(OpKind::Barrier));
         // The body's own address arithmetic for this iteration (the compute part may use some of it).
         map.insert(self.iv, k);
@@ -655,7 +665,7 @@ impl Ring<'_> {
         for &o in &self.plan.post {
             at.clone_op(func, o, &mut map);
         }
-        func.body.op(self.plan.yield_op).group("values").iter().map(|v| *map.get(v).unwrap_or(v)).collect()
+        self.plan.yielded.iter().map(|v| *map.get(v).unwrap_or(v)).collect()
     }
 
     /// The phase-0 fragment loads of the iteration at `k` (tiles in `stage`); returns the carried outputs.
@@ -719,14 +729,14 @@ impl Ring<'_> {
                 at.clone_op(func, o, &mut map);
             }
         }
-        at.emit(func, OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(self.stages - 2)));
+        at.wait(func, self.stages - 2);
         at.emit(func, OpSpec::new(OpKind::Barrier));
         let next_k = at.add_steps(func, k, 1, self.step);
         let next = self.load_ahead(func, at, fp, next_k, (stage + 1) % s);
         for &o in fp.phases[last].iter().chain(&fp.late) {
             at.clone_op(func, o, &mut map);
         }
-        let values = func.body.op(self.plan.yield_op).group("values").iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+        let values = self.plan.yielded.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
         (values, next)
     }
 
@@ -745,7 +755,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let s = stages as i64;
     let lop = func.body.op(l).clone();
     let span = lop.span;
-    let (lb, ub, step) = (lop.group("lower")[0], lop.group("upper")[0], lop.group("step")[0]);
+    let typed::For { lower: lb, upper: ub, step, .. } = plan.header;
     let iv = func.body.block(plan.body).args[0];
     let pro = Emitter::before(l, span);
 
@@ -779,17 +789,17 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag };
 
     // 2. Trip counts: T iterations, the unrolled loop runs T - T % S of them.
-    let span_v = pro.binary(func, OpKind::Sub, ub, lb);
-    let span_v = pro.binary(func, OpKind::Max, span_v, zero);
-    let step_m1 = pro.binary(func, OpKind::Sub, step, one);
-    let span_r = pro.binary(func, OpKind::Add, span_v, step_m1);
-    let trips = pro.binary(func, OpKind::Div, span_r, step);
+    let span_v = pro.binary(func, BinaryArith::Sub, ub, lb);
+    let span_v = pro.binary(func, BinaryArith::Max, span_v, zero);
+    let step_m1 = pro.binary(func, BinaryArith::Sub, step, one);
+    let span_r = pro.binary(func, BinaryArith::Add, span_v, step_m1);
+    let trips = pro.binary(func, BinaryArith::Div, span_r, step);
     let s_v = pro.constant(func, s);
-    let groups = pro.binary(func, OpKind::Div, trips, s_v);
-    let main_trips = pro.binary(func, OpKind::Mul, groups, s_v);
-    let main_len = pro.binary(func, OpKind::Mul, main_trips, step);
-    let main_end = pro.binary(func, OpKind::Add, lb, main_len);
-    let big_step = pro.binary(func, OpKind::Mul, step, s_v);
+    let groups = pro.binary(func, BinaryArith::Div, trips, s_v);
+    let main_trips = pro.binary(func, BinaryArith::Mul, groups, s_v);
+    let main_len = pro.binary(func, BinaryArith::Mul, main_trips, step);
+    let main_end = pro.binary(func, BinaryArith::Add, lb, main_len);
+    let big_step = pro.binary(func, BinaryArith::Mul, step, s_v);
 
     // 3. Prologue: iterations 0 .. S-1 into stages 0 .. S-1.
     for st in 0..s - 1 {
@@ -800,7 +810,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     // With fragments loaded ahead: the first iteration's, once its stage has landed.
     let mut frags: Vec<Value> = Vec::new();
     if let Some(fp) = &ring.frag {
-        pro.emit(func, OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(s - 2)));
+        pro.wait(func, s - 2);
         pro.emit(func, OpSpec::new(OpKind::Barrier));
         frags = ring.load_ahead(func, &pro, fp, lb, 0);
     }
@@ -821,15 +831,9 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         (carried, fr) = ring.step(func, &inner, k, j as usize, &carried, &fr);
     }
     let yielded: Vec<Value> = carried.iter().chain(&fr).copied().collect();
-    inner.emit(func, OpSpec::new(OpKind::Yield).group("values", &yielded));
-    let inits: Vec<Value> = lop.group("inits").iter().chain(&frags).copied().collect();
-    let mut spec = OpSpec::new(OpKind::For)
-        .group("lower", &[lb])
-        .group("upper", &[main_end])
-        .group("step", &[big_step])
-        .group("inits", &inits)
-        .region(main_block)
-        .span(span);
+    inner.emit(func, typed::Yield { values: yielded }.into_spec());
+    let inits: Vec<Value> = plan.header.inits.iter().chain(&frags).copied().collect();
+    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits }.into_spec().region(main_block).span(span);
     spec.result_types = all_tys.clone();
     spec.attrs = lop.attrs.clone();
     let main_loop = pro.emit(func, spec);
@@ -838,7 +842,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     // 5. The remaining T % S < S iterations, each a loop of 0 or 1 trips, stage j.
     for j in 0..s - 1 {
         let k = pro.add_steps(func, main_end, j, step);
-        let live = pro.cmp(func, "lt", k, ub);
+        let live = pro.cmp(func, CmpPredicate::Lt, k, ub);
         let trips = pro.select(func, live, one, zero);
         let block = func.body.new_block();
         func.body.add_block_arg(block, Type::INDEX, None, Span::UNKNOWN);
@@ -846,20 +850,14 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         let e = Emitter::at_end(block, span);
         let (next, next_fr) = ring.step(func, &e, k, j as usize, &args[..n_carried], &args[n_carried..]);
         let yielded: Vec<Value> = next.iter().chain(&next_fr).copied().collect();
-        e.emit(func, OpSpec::new(OpKind::Yield).group("values", &yielded));
-        let mut spec = OpSpec::new(OpKind::For)
-            .group("lower", &[zero])
-            .group("upper", &[trips])
-            .group("step", &[one])
-            .group("inits", &results)
-            .region(block)
-            .span(span);
+        e.emit(func, typed::Yield { values: yielded }.into_spec());
+        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results }.into_spec().region(block).span(span);
         spec.result_types = all_tys.clone();
         let id = pro.emit(func, spec);
         results = func.body.op(id).results.clone();
     }
     // Nothing in flight after the loop.
-    pro.emit(func, OpSpec::new(OpKind::DeviceAsyncWait).attr("numGroups", Attribute::Int(0)));
+    pro.wait(func, 0);
 
     for (i, &old) in lop.results.iter().enumerate() {
         if let Some(name) = func.body.value(old).name.clone() {
