@@ -10,7 +10,7 @@ use tilec_ir::layout::Layout;
 use tilec_ir::ops::{GridAxis, Literal};
 use tilec_ir::shared_memory::place_shared_allocations;
 use tilec_ir::typed::{self, AnyOp};
-use tilec_ir::{Func, MemorySpace, OpId, OpKind, TileType, Type, Value, ValueDef};
+use tilec_ir::{Func, MemorySpace, OpId, TileType, Type, Value, ValueDef};
 
 use super::{
     AccessCost, AccessKind, AccessReport, BankConflictOptions, BankConflictReport, Unanalyzed, WarpAccess,
