@@ -189,6 +189,9 @@ pub enum Report {
 pub struct CheckArgs {
     /// Input file (`-` for standard input).
     pub input: String,
+    /// The GPU architecture to check lowering for (as for compilation: `native` picks the GPU present).
+    #[arg(long, default_value = DEFAULT_TARGET, value_name = TARGET_VALUES)]
+    pub target: String,
     /// Check the diagnostics against `// expected-error {{...}}` comments in the file instead of printing them.
     #[arg(long)]
     pub verify_diagnostics: bool,

@@ -413,7 +413,11 @@ fn default_launch_errors_when_the_grid_cannot_be_derived() {
     let args = vec![ArgValue::Tensor(TensorData::zeros(&[8, 8], ScalarType::F32))];
     let e = interp::default_launch(&func, &args).unwrap_err();
     assert!(matches!(e, InterpError::Defaults { .. }) && e.to_string().contains("grid"), "{e}");
-    let bad = parse(&text.replace(") {\n  %x", ") attributes {grid = [0, 1]} {\n  %x"));
+    // A grid with an empty axis: the verifier reports it at the attribute; unverified, the interpreter too.
+    let bad_text = text.replace(") {\n  %x", ") attributes {grid = [0, 1]} {\n  %x");
+    let bad = tilec_ir::parse_module(&bad_text).unwrap().funcs.remove(0);
+    let diags = tilec_ir::verify::verify_func(&bad);
+    assert!(diags.iter().any(|d| d.message.contains("'grid' must be one to three positive integers")), "{diags:?}");
     let e = interp::default_launch(&bad, &args).unwrap_err();
     assert!(e.to_string().contains("positive"), "{e}");
 }

@@ -1,8 +1,14 @@
-//! `tilec check FILE [--verify-diagnostics]`: parse and verify, diagnostics only.
+//! `tilec check FILE [--target T] [--verify-diagnostics]`: parse, verify, and lower for the target as far as
+//! LLVM IR, diagnostics only. "ok" means `tilec FILE --target T -o out.ptx` compiles it: the check runs the same
+//! pipeline and the same backend translation (with its target rules) as compilation, so what the pipeline
+//! cannot lower is reported here at the op, never after an "ok".
+
+use tilec_passes::{PassContext, PassManager, PassRegistry};
 
 use crate::cli::CheckArgs;
 use crate::error::DriverError;
-use crate::input::{parse_and_verify, read_source};
+use crate::input::{diagnostics, parse_and_verify, read_source};
+use crate::target::parse_target;
 
 /// Returns the text to print on success.
 pub fn run(args: &CheckArgs) -> Result<String, DriverError> {
@@ -20,10 +26,17 @@ pub fn run(args: &CheckArgs) -> Result<String, DriverError> {
             ))),
         };
     }
-    let module = parse_and_verify(&source)?;
+    let target = parse_target(&args.target)?;
+    let mut module = parse_and_verify(&source)?;
     let mut ops = 0usize;
     for f in &module.funcs {
         f.body.walk(f.entry, &mut |_| ops += 1);
     }
-    Ok(format!("{}: ok ({} function(s), {ops} op(s))\n", source.name, module.funcs.len()))
+    let pipeline = tilec_passes::full_pipeline(target);
+    let pm = PassManager::from_pipeline(&PassRegistry::with_builtin(), &pipeline)
+        .map_err(|d| DriverError::Usage(format!("the default pipeline does not parse: {}", d.message)))?;
+    pm.run(&mut module, &mut PassContext::new(target)).map_err(|e| diagnostics(&source, e.diagnostics.0))?;
+    tilec_lower_ptx::compile_to_llvm_ir(&module, target, tilec_lower_ptx::OptLevel::O0)
+        .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
+    Ok(format!("{}: ok ({} function(s), {ops} op(s); lowers for {target})\n", source.name, module.funcs.len()))
 }

@@ -262,9 +262,10 @@ impl SimTrace {
     }
 }
 
-/// The function's `num_warps` attribute (default 1).
+/// The function's `num_warps` attribute ([`crate::KernelAttrs`], default 4 as everywhere; a malformed one,
+/// which the verifier reports, counts as the default).
 pub fn num_warps(func: &Func) -> u32 {
-    func.attrs.get("num_warps").and_then(|a| a.as_int()).map_or(1, |n| n.clamp(0, 32) as u32)
+    crate::KernelAttrs::of(func).map_or(crate::ops::kernel::DEFAULT_NUM_WARPS, |a| a.num_warps.clamp(0, 32))
 }
 
 /// Runs `func` on the launch's grid with the default options (marked ops probed). Global tiles in `args` are
