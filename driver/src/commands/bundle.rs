@@ -110,16 +110,9 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
         args.target.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
     let extents = tensor_extents(&values);
     let (single, note) = lower_for_extents(func, target, &source, &extents)?;
-    let (ptx, kernels) = match args.backend {
-        crate::cli::Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, backend_target, tilec_lower_ptx::OptLevel::O3)
-            .map(|c| (c.ptx, c.kernels))
-            .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
-        crate::cli::Backend::Mlir => {
-            tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, backend_target, tilec_lower_ptx::OptLevel::O3)
-                .map(|c| (c.ptx, c.kernels))
-                .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?
-        }
-    };
+    let (ptx, kernels) = tilec_lower_ptx::compile(&single, backend_target, args.backend.into(), tilec_lower_ptx::OptLevel::O3)
+        .map(|c| (c.ptx, c.kernels))
+        .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
     let kernel = kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
 
     let dir = Path::new(&args.output);

@@ -7,7 +7,7 @@ use std::time::Instant;
 use tilec_ir::{Module, SourceFile};
 use tilec_passes::{PassContext, PassManager, PassRegistry, Target, TimingKind, TimingReport};
 
-use crate::cli::{Backend, CompileArgs, Emit, Report};
+use crate::cli::{CompileArgs, Emit, Report};
 use crate::error::DriverError;
 use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
 
@@ -36,21 +36,15 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     let mut kernels = Vec::new();
     let output = match args.emit {
         Emit::Tir | Emit::Nvgpu => tilec_ir::print_module(&module),
-        Emit::Llvm => tilec_lower_ptx::compile_to_llvm_ir(&module, backend_target, opt)
+        Emit::Llvm => tilec_lower_ptx::emit_ir(&module, backend_target, tilec_lower_ptx::Backend::Llvm, opt)
             .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
-        Emit::Ptx if args.backend == Backend::Mlir => {
-            let compiled = tilec_lower_ptx::mlir::translate::compile_to_ptx(&module, backend_target, opt)
-                .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
-            kernels = compiled.kernels;
-            compiled.ptx
-        }
         Emit::Ptx => {
-            let compiled = tilec_lower_ptx::compile_to_ptx(&module, backend_target, opt)
+            let compiled = tilec_lower_ptx::compile(&module, backend_target, args.backend.into(), opt)
                 .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
             kernels = compiled.kernels;
             compiled.ptx
         }
-        Emit::Mlir => tilec_lower_ptx::mlir::translate::compile_to_mlir(&module, backend_target, opt)
+        Emit::Mlir => tilec_lower_ptx::emit_ir(&module, backend_target, tilec_lower_ptx::Backend::Mlir, opt)
             .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
     };
     if let Some(path) = &args.manifest {
