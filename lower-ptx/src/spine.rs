@@ -149,8 +149,16 @@ pub(crate) fn check_kernel_names(module: &Module) -> Result<()> {
 
 /// A kernel argument and the entry parameters that carry it.
 pub(crate) enum Argument<'a> {
-    /// A global tile: a pointer parameter, and one `i64` parameter per dynamic extent.
-    Tile { value: Value, index: usize, tile: &'a TileType, pointer: usize, extents: Vec<Extent<usize>> },
+    /// A global tile (argument number `index`): a pointer parameter, and one `i64` parameter per dynamic extent.
+    Tile {
+        value: Value,
+        /// Read by the MLIR emitter only (its memref type needs the element type at the argument).
+        #[cfg_attr(not(feature = "mlir"), allow(dead_code))]
+        index: usize,
+        tile: &'a TileType,
+        pointer: usize,
+        extents: Vec<Extent<usize>>,
+    },
     /// A scalar (`i1` is passed as `i8`).
     Scalar { value: Value, ty: ScalarType, param: usize },
 }

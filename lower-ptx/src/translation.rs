@@ -2,11 +2,14 @@
 //! translators (LLVM and MLIR) share: why a kernel could not be translated, and what a compiled module is.
 //! One definition, so the driver handles either backend's result the same way.
 
-use tilec_ir::{Diagnostic, Module, Span};
+use tilec_ir::{Diagnostic, Span};
 
 use crate::error::Error;
 use crate::kernel_info::{KernelInfo, KernelInfoError};
+#[cfg(any(feature = "llvm", feature = "mlir"))]
 use crate::target::{OptLevel, Target};
+#[cfg(any(feature = "llvm", feature = "mlir"))]
+use tilec_ir::Module;
 
 /// Which translator turns nvgpu-level IR into PTX.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
