@@ -2,7 +2,7 @@
 //! `cargo run -p tilec-lower-ptx --example compile_ptx -- input.tir out.ptx [sm_80]`.
 //! Tile-level input is first run through layout assignment and the tile → nvgpu lowering.
 
-use tilec_lower_ptx::translate::compile_to_ptx;
+use tilec_lower_ptx::llvm::translate::compile;
 use tilec_ir::Target;
 use tilec_lower_ptx::OptLevel;
 
@@ -22,7 +22,7 @@ fn main() {
         tilec_passes::lower::lower_tile_to_nvgpu(&mut module).unwrap_or_else(|d| panic!("{d}"));
     }
     let start = std::time::Instant::now();
-    let compiled = compile_to_ptx(&module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{e}"));
+    let compiled = compile(&module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{e}"));
     eprintln!("LLVM translation + O3 + PTX: {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
     std::fs::write(&args[2], &compiled.ptx).expect("write PTX");
     let manifest = serde_json::to_string_pretty(&compiled.kernels).expect("json");

@@ -27,11 +27,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use tilec_ir::attr::Attribute;
 use tilec_ir::body::{Func, OpId};
 use tilec_ir::layout::Layout;
 use tilec_ir::shared_memory::place_shared_allocations;
 use tilec_ir::types::{Dim, MemorySpace, ScalarType, Type};
+use tilec_ir::KernelAttrs;
 
 pub use tilec_ir::shared_memory::{MAX_SHARED_BYTES, SHARED_ALIGN, STATIC_SHARED_LIMIT};
 
@@ -106,15 +106,11 @@ pub struct ExtentMultiple {
 
 /// The lowering's `async_copy_alignment` entries of argument `index`.
 fn extent_multiples(func: &Func, index: usize) -> Vec<ExtentMultiple> {
-    let Some(Attribute::Array(items)) = func.attrs.get(tilec_ir::ASYNC_COPY_ALIGNMENT_ATTR) else { return Vec::new() };
-    items
+    let Some(entries) = KernelAttrs::of(func).ok().and_then(|a| a.async_copy_alignment) else { return Vec::new() };
+    entries
         .iter()
-        .filter_map(|item| match item.as_int_array()?.as_slice() {
-            &[arg, axis, multiple] if arg == index as i64 && axis >= 0 && multiple > 1 => {
-                Some(ExtentMultiple { axis: axis as usize, multiple: multiple as u64 })
-            }
-            _ => None,
-        })
+        .filter(|e| e.argument as usize == index && e.multiple > 1)
+        .map(|e| ExtentMultiple { axis: e.axis as usize, multiple: u64::from(e.multiple) })
         .collect()
 }
 
@@ -227,9 +223,9 @@ impl SharedPlan {
     }
 }
 
-/// The function's `num_warps` attribute (default 1).
+/// The function's `num_warps` attribute ([`KernelAttrs`]' default when absent, 1 when malformed).
 pub fn num_warps(func: &Func) -> u32 {
-    func.attrs.get("num_warps").and_then(|a| a.as_int()).map_or(1, |n| n.clamp(1, 32) as u32)
+    KernelAttrs::of(func).map_or(1, |a| a.num_warps.clamp(1, 32))
 }
 
 /// The name of a scalar type's parameter as the launcher writes it, and its size in bytes.

@@ -9,9 +9,11 @@
 //!   registers) through inkwell.
 //! * [`mlir`] (feature `mlir`): an MLIR context with all dialects, passes and LLVM translations registered, and
 //!   the upstream `gpu`/`nvgpu` → NVVM → PTX pipeline through melior, with MLIR diagnostics returned as errors.
-//! * [`translation`]: what both translators share ([`translation::TranslateError`], [`translation::CompiledModule`]).
+//! * [`translation`]: the one entry point ([`compile`] / [`emit_ir`] with a [`Backend`]) and what both
+//!   translators share ([`TranslateError`], [`CompiledModule`]).
 //!
-//! The translation of tilec's nvgpu-level IR into LLVM IR / MLIR builds on these modules.
+//! The translation of tilec's nvgpu-level IR into LLVM IR (`llvm::translate`) and MLIR (`mlir::translate`)
+//! builds on these modules.
 //! With `--no-default-features` the crate builds without LLVM and MLIR.
 
 #![warn(missing_docs)]
@@ -19,22 +21,20 @@
 pub mod error;
 pub mod kernel_info;
 pub mod ptxas;
+#[cfg(any(feature = "llvm", feature = "mlir"))]
+mod spine;
 pub mod target;
 pub mod translation;
 
 #[cfg(feature = "llvm")]
 pub mod llvm;
 
-/// nvgpu-level IR → LLVM IR → PTX (lives in `llvm/translate/`; declared here so `llvm/mod.rs` stays as is).
-#[cfg(feature = "llvm")]
-#[path = "llvm/translate/mod.rs"]
-pub mod translate;
-
 #[cfg(feature = "mlir")]
 pub mod mlir;
 
 pub use error::{Error, Result};
 pub use kernel_info::{AbiParam, AbiRole, ExtentMultiple, KernelInfo, KernelParam, ParamKind};
-#[cfg(feature = "llvm")]
-pub use translate::{compile_to_llvm_ir, compile_to_ptx, translate_func, translate_module, CompiledModule, TranslateError};
+pub use translation::{Backend, CompiledModule, TranslateError};
+#[cfg(any(feature = "llvm", feature = "mlir"))]
+pub use translation::{compile, emit_ir};
 pub use target::OptLevel;

@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tilec_lower_ptx::mlir::translate::{compile_to_mlir, compile_to_ptx};
+use tilec_lower_ptx::mlir::translate::{compile, emit_ir};
 use tilec_ir::Target;
 use tilec_lower_ptx::OptLevel;
 
@@ -81,12 +81,12 @@ fn entry_params(ptx: &str, name: &str) -> Vec<String> {
 fn check(name: &str, module: &tilec_ir::Module) {
     for target in [Target::Sm80, Target::Sm90] {
         let label = format!("{name}:{target}");
-        let text = compile_to_mlir(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{label}: {e}"));
+        let text = emit_ir(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{label}: {e}"));
         mlir_opt_verifies(&label, &text);
-        let mlir = compile_to_ptx(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{label}: {e}\n{text}"));
-        assert_eq!(compile_to_mlir(module, target, OptLevel::O3).unwrap(), text, "{label}: MLIR text not deterministic");
-        assert_eq!(compile_to_ptx(module, target, OptLevel::O3).unwrap(), mlir, "{label}: PTX not deterministic");
-        let llvm = tilec_lower_ptx::translate::compile_to_ptx(module, target, OptLevel::O3)
+        let mlir = compile(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{label}: {e}\n{text}"));
+        assert_eq!(emit_ir(module, target, OptLevel::O3).unwrap(), text, "{label}: MLIR text not deterministic");
+        assert_eq!(compile(module, target, OptLevel::O3).unwrap(), mlir, "{label}: PTX not deterministic");
+        let llvm = tilec_lower_ptx::llvm::translate::compile(module, target, OptLevel::O3)
             .unwrap_or_else(|e| panic!("{label} (LLVM backend): {e}"));
         assert_eq!(mlir.kernels, llvm.kernels, "{label}: the backends describe the kernels differently");
         for k in &mlir.kernels {
@@ -120,11 +120,11 @@ fn seeds_compile_through_mlir() {
     for (name, module) in seeds() {
         if name.starts_with("stmatrix") {
             // sm_80 has no stmatrix: a clear error there; sm_90 compiles.
-            let err = compile_to_mlir(&module, Target::Sm80, OptLevel::O3).unwrap_err().to_string();
+            let err = emit_ir(&module, Target::Sm80, OptLevel::O3).unwrap_err().to_string();
             assert!(err.contains("stmatrix needs sm_90"), "{name}: {err}");
-            let text = compile_to_mlir(&module, Target::Sm90, OptLevel::O3).unwrap();
+            let text = emit_ir(&module, Target::Sm90, OptLevel::O3).unwrap();
             mlir_opt_verifies(&name, &text);
-            let ptx = compile_to_ptx(&module, Target::Sm90, OptLevel::O3).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+            let ptx = compile(&module, Target::Sm90, OptLevel::O3).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
             assert!(ptx.ptx.contains("stmatrix.sync.aligned"), "{name}");
             if let Some(ptxas) = common::ptxas_or_skip(&name) {
                 ptxas.assemble(&ptx.ptx, Target::Sm90).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -140,7 +140,7 @@ fn seed_ops_reach_ptx() {
     let seeds = seeds();
     let ptx = |name: &str| {
         let (_, m) = seeds.iter().find(|(n, _)| n == name).unwrap();
-        compile_to_ptx(m, Target::Sm80, OptLevel::O3).unwrap().ptx
+        compile(m, Target::Sm80, OptLevel::O3).unwrap().ptx
     };
     assert!(ptx("ldmatrix_x4.tir").contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
     assert!(ptx("ldmatrix_x4.tir").contains("cp.async.cg.shared.global"));
@@ -164,6 +164,6 @@ fn lowered_examples_compile_through_mlir() {
 fn tile_level_input_is_a_diagnostic() {
     let text = std::fs::read_to_string(examples().join("mma.tir")).unwrap();
     let module = tilec_ir::parse_module(&text).unwrap();
-    let err = compile_to_mlir(&module, Target::Sm80, OptLevel::O3).unwrap_err();
+    let err = emit_ir(&module, Target::Sm80, OptLevel::O3).unwrap_err();
     assert!(err.to_string().contains("lower the kernel to the nvgpu dialect first"), "{err}");
 }

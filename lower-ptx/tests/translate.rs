@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use tilec_ir::body::Module;
 use tilec_lower_ptx::ptxas::PtxasReport;
-use tilec_lower_ptx::translate::{compile, compile_to_ptx, CompiledModule, Emit, TranslateError};
+use tilec_lower_ptx::llvm::translate::{compile, emit_ir, emit_unoptimized_ir};
+use tilec_lower_ptx::{CompiledModule, TranslateError};
 use tilec_ir::Target;
 use tilec_lower_ptx::{AbiRole, KernelInfo, OptLevel, ParamKind};
 
@@ -30,7 +31,7 @@ fn input(name: &str) -> Module {
 }
 
 fn ptx(name: &str, module: &Module, target: Target) -> CompiledModule {
-    compile_to_ptx(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{name} for {target}: {e}"))
+    compile(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{name} for {target}: {e}"))
 }
 
 /// Assembles with ptxas (or skips visibly without one; fails under TILEC_REQUIRE_PTXAS=1).
@@ -96,7 +97,7 @@ fn stmatrix_needs_sm90_and_assembles_there() {
         &["stmatrix.sync.aligned.m8n8.x4.shared.b16", "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16"],
         true,
     );
-    let err = compile_to_ptx(&input("stmatrix.tir"), Target::Sm80, OptLevel::O3).unwrap_err();
+    let err = compile(&input("stmatrix.tir"), Target::Sm80, OptLevel::O3).unwrap_err();
     assert!(matches!(err, TranslateError::Unsupported { op: "nvgpu.stmatrix", .. }), "{err}");
     assert!(err.to_string().contains("sm_90"), "{err}");
 }
@@ -226,7 +227,7 @@ fn output_is_deterministic() {
 
 #[test]
 fn llvm_ir_uses_the_nvvm_intrinsics() {
-    let (ir, _) = compile(&input("gemm_warp.tir"), Target::Sm80, OptLevel::O3, Emit::Llvm).unwrap();
+    let ir = emit_ir(&input("gemm_warp.tir"), Target::Sm80, OptLevel::O3).unwrap();
     for name in [
         "define ptx_kernel void @gemm_warp(ptr addrspace(1) noalias readonly captures(none) %A",
         "@llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3(",
@@ -240,7 +241,7 @@ fn llvm_ir_uses_the_nvvm_intrinsics() {
     ] {
         assert!(ir.contains(name.split('(').next().unwrap()), "`{name}` not in the LLVM IR:\n{ir}");
     }
-    let (raw, _) = compile(&input("gemm_warp.tir"), Target::Sm80, OptLevel::O0, Emit::LlvmUnoptimized).unwrap();
+    let raw = emit_unoptimized_ir(&input("gemm_warp.tir"), Target::Sm80, OptLevel::O0).unwrap();
     assert!(raw.contains("phi <4 x float>"), "loop-carried fragment is not a vector phi:\n{raw}");
 }
 
@@ -269,7 +270,7 @@ fn kernel_info_serialises_to_json() {
 fn tile_level_ops_are_rejected_with_a_located_error() {
     let text = std::fs::read_to_string(workspace().join("examples/mma.tir")).unwrap();
     let module = parse("examples/mma.tir", &text);
-    let err = compile_to_ptx(&module, Target::Sm80, OptLevel::O3).unwrap_err();
+    let err = compile(&module, Target::Sm80, OptLevel::O3).unwrap_err();
     assert!(err.to_string().contains("lower the kernel to the nvgpu dialect first"), "{err}");
     assert!(!err.to_diagnostic().span.is_unknown());
 }
@@ -291,7 +292,7 @@ fn every_seed_translates_and_assembles() {
         let uses_stmatrix = std::fs::read_to_string(&path).unwrap().contains("nvgpu.stmatrix");
         for target in [Target::Sm80, Target::Sm90] {
             if uses_stmatrix && target == Target::Sm80 {
-                assert!(compile_to_ptx(&module, target, OptLevel::O3).is_err(), "{name}: stmatrix accepted for sm_80");
+                assert!(compile(&module, target, OptLevel::O3).is_err(), "{name}: stmatrix accepted for sm_80");
                 continue;
             }
             let compiled = ptx(&name, &module, target);

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use tilec_lower_ptx::translate::compile_to_ptx;
+use tilec_lower_ptx::llvm::translate::compile;
 use tilec_ir::Target;
 use tilec_lower_ptx::OptLevel;
 use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
@@ -33,8 +33,8 @@ fn compile_and_assemble(name: &str, module: &tilec_ir::Module) {
 
 fn compile_and_assemble_within(name: &str, module: &tilec_ir::Module, spill_budget: u32) {
     for target in Target::ALL {
-        let compiled = compile_to_ptx(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{name} for {target}: {e}"));
-        let again = compile_to_ptx(module, target, OptLevel::O3).unwrap();
+        let compiled = compile(module, target, OptLevel::O3).unwrap_or_else(|e| panic!("{name} for {target}: {e}"));
+        let again = compile(module, target, OptLevel::O3).unwrap();
         assert_eq!(compiled, again, "{name}: not deterministic");
         assert!(!compiled.ptx.contains("call.uni"), "{name}: an intrinsic became a call");
         if target != Target::Sm80 && target != Target::Sm90 {
@@ -112,7 +112,7 @@ fn other_examples_compile_once_they_lower() {
 fn kernel_info_reports_the_extent_multiples_the_copies_need() {
     use tilec_lower_ptx::{ExtentMultiple, ParamKind};
     let module = lowered("gemm.tir").unwrap();
-    let info = &compile_to_ptx(&module, Target::Sm80, OptLevel::O3).unwrap().kernels[0];
+    let info = &compile(&module, Target::Sm80, OptLevel::O3).unwrap().kernels[0];
     let multiples: Vec<Vec<ExtentMultiple>> = info
         .params
         .iter()

@@ -79,11 +79,9 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
             None => &base,
         };
         let opt = tilec_lower_ptx::OptLevel::O3;
-        let (ptx, kernels) = match args.backend {
-            Backend::Llvm => tilec_lower_ptx::compile_to_ptx(single, target, opt).map(|c| (c.ptx, c.kernels)),
-            Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(single, target, opt).map(|c| (c.ptx, c.kernels)),
-        }
-        .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
+        let (ptx, kernels) = tilec_lower_ptx::compile(single, target, args.backend.into(), opt)
+            .map(|c| (c.ptx, c.kernels))
+            .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
         let kernel = kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
         variants.insert(key, (ptx.clone(), kernel.clone()));
         Ok((ptx, kernel, variant))

@@ -108,16 +108,9 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     let target = crate::target::parse_target(&args.target)?;
     let extents = tensor_extents(&values);
     let (single, note) = lower_for_extents(func, target, &source, &extents)?;
-    let (ptx, kernels) = match args.backend {
-        crate::cli::Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, target, tilec_lower_ptx::OptLevel::O3)
-            .map(|c| (c.ptx, c.kernels))
-            .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
-        crate::cli::Backend::Mlir => {
-            tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, target, tilec_lower_ptx::OptLevel::O3)
-                .map(|c| (c.ptx, c.kernels))
-                .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?
-        }
-    };
+    let (ptx, kernels) = tilec_lower_ptx::compile(&single, target, args.backend.into(), tilec_lower_ptx::OptLevel::O3)
+        .map(|c| (c.ptx, c.kernels))
+        .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
     let kernel = kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
 
     let dir = Path::new(&args.output);

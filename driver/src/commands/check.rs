@@ -36,7 +36,7 @@ pub fn run(args: &CheckArgs) -> Result<String, DriverError> {
     let pm = PassManager::from_pipeline(&PassRegistry::with_builtin(), &pipeline)
         .map_err(|d| DriverError::Usage(format!("the default pipeline does not parse: {}", d.message)))?;
     pm.run(&mut module, &mut PassContext::new(target)).map_err(|e| diagnostics(&source, e.diagnostics.0))?;
-    tilec_lower_ptx::compile_to_llvm_ir(&module, target, tilec_lower_ptx::OptLevel::O0)
+    tilec_lower_ptx::emit_ir(&module, target, tilec_lower_ptx::Backend::Llvm, tilec_lower_ptx::OptLevel::O0)
         .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
     Ok(format!("{}: ok ({} function(s), {ops} op(s); lowers for {target})\n", source.name, module.funcs.len()))
 }

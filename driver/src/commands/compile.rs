@@ -51,21 +51,15 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     let mut manifest_json = None;
     let output = match emit {
         Emit::Tir | Emit::Nvgpu => tilec_ir::print_module(&module),
-        Emit::Llvm => tilec_lower_ptx::compile_to_llvm_ir(&module, target, opt)
+        Emit::Llvm => tilec_lower_ptx::emit_ir(&module, target, tilec_lower_ptx::Backend::Llvm, opt)
             .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
-        Emit::Ptx if args.backend == Backend::Mlir => {
-            let compiled = tilec_lower_ptx::mlir::translate::compile_to_ptx(&module, target, opt)
-                .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
-            kernels = compiled.kernels;
-            compiled.ptx
-        }
         Emit::Ptx => {
-            let compiled = tilec_lower_ptx::compile_to_ptx(&module, target, opt)
+            let compiled = tilec_lower_ptx::compile(&module, target, args.backend.into(), opt)
                 .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
             kernels = compiled.kernels;
             compiled.ptx
         }
-        Emit::Mlir => tilec_lower_ptx::mlir::translate::compile_to_mlir(&module, target, opt)
+        Emit::Mlir => tilec_lower_ptx::emit_ir(&module, target, tilec_lower_ptx::Backend::Mlir, opt)
             .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
     };
     if let Some(path) = &args.manifest {

@@ -10,3 +10,13 @@ pub mod layout;
 pub mod run;
 pub mod sim;
 pub mod tune;
+
+/// The backend the CLI names, as `tilec_lower_ptx` takes it.
+impl From<crate::cli::Backend> for tilec_lower_ptx::Backend {
+    fn from(backend: crate::cli::Backend) -> Self {
+        match backend {
+            crate::cli::Backend::Llvm => tilec_lower_ptx::Backend::Llvm,
+            crate::cli::Backend::Mlir => tilec_lower_ptx::Backend::Mlir,
+        }
+    }
+}

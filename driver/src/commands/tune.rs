@@ -307,10 +307,7 @@ fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, 
     // A shape whose rows are not 16-byte aligned gets the narrower-copy variant, as in `tilec bench`.
     let (single, _) = lower_for_extents(&f, setup.target, &source, &gemm_extents(&f, setup.roles, &template.gemm)).map_err(|e| skip(e.render(false)))?;
     let opt = tilec_lower_ptx::OptLevel::O3;
-    let compiled = match setup.backend {
-        Backend::Llvm => tilec_lower_ptx::compile_to_ptx(&single, setup.target, opt).map(|c| (c.ptx, c.kernels)),
-        Backend::Mlir => tilec_lower_ptx::mlir::translate::compile_to_ptx(&single, setup.target, opt).map(|c| (c.ptx, c.kernels)),
-    };
+    let compiled = tilec_lower_ptx::compile(&single, setup.target, setup.backend.into(), opt).map(|c| (c.ptx, c.kernels));
     let (ptx, kernels) = compiled.map_err(|e| skip(diagnostics(setup.source, vec![e.to_diagnostic()]).render(false)))?;
     let kernel = kernels.into_iter().next().ok_or_else(|| skip("no kernel compiled".into()))?;
     let (mut registers, mut spill_bytes) = (None, None);

@@ -10,6 +10,8 @@
 pub mod kernel;
 pub mod nvptx_target;
 pub mod nvvm_intrinsics;
+/// nvgpu-level tilec IR → LLVM IR → PTX (the `--backend llvm` translation).
+pub mod translate;
 
 pub use kernel::{
     add_dynamic_shared_memory, add_static_shared_array, declare_kernel, set_launch_bounds,

@@ -10,74 +10,83 @@
 //! ```
 //! Steps are positive (the interpreter and simulator reject others), so `iv < ub` is the whole test.
 
-use inkwell::values::{BasicValue, PhiValue};
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{BasicValue, IntValue, PhiValue};
 use inkwell::IntPredicate;
 
-use tilec_ir::body::OpId;
+use tilec_ir::body::{Operation, Value};
+use tilec_ir::ops::typed;
 
 use super::func::FuncTranslator;
 use super::{types, Result};
+use crate::spine::EmitLoop;
 
-/// Lowers the `tile.for` op `id` and its body.
-pub(super) fn lower_for(t: &mut FuncTranslator<'_, '_>, id: OpId) -> Result<()> {
-    let func = t.func;
-    let op = func.body.op(id);
-    let (Some(lower), Some(upper), Some(step), Some(&region)) =
-        (op.operand("lower"), op.operand("upper"), op.operand("step"), op.regions.first())
-    else {
-        return Err(t.unsupported(op, "it needs bounds, a step and a body"));
-    };
-    let args = func.body.block(region).args.clone();
-    let inits = op.group("inits").to_vec();
-    if args.len() != inits.len() + 1 || op.results.len() != inits.len() {
-        return Err(t.unsupported(op, "it needs one body argument per iter_arg plus the induction variable"));
-    }
-    let (lb, ub, st) = (t.int(op, lower)?, t.int(op, upper)?, t.int(op, step)?);
-    let init_values = inits.iter().map(|&v| t.value(op, v)).collect::<Result<Vec<_>>>()?;
+/// A loop being emitted: its header's phis, its step and its exit block.
+pub(crate) struct Loop<'ctx> {
+    header: BasicBlock<'ctx>,
+    exit: BasicBlock<'ctx>,
+    iv: PhiValue<'ctx>,
+    step: IntValue<'ctx>,
+    phis: Vec<PhiValue<'ctx>>,
+}
 
-    let function = t.function.ok_or_else(|| super::internal("inside a function"))?;
-    let pre = t.builder.get_insert_block().ok_or_else(|| super::internal("positioned"))?;
-    let header = t.cx.append_basic_block(function, "loop");
-    let body_block = t.cx.append_basic_block(function, "body");
-    let exit = t.cx.append_basic_block(function, "done");
-    t.builder.build_unconditional_branch(header)?;
+impl<'ctx> EmitLoop for FuncTranslator<'_, 'ctx> {
+    type Loop = Loop<'ctx>;
 
-    t.builder.position_at_end(header);
-    let iv = t.builder.build_phi(t.cx.i64_type(), "iv")?;
-    iv.add_incoming(&[(&lb, pre)]);
-    let mut phis: Vec<PhiValue> = Vec::with_capacity(inits.len());
-    for (&arg, init) in args[1..].iter().zip(&init_values) {
-        let ty = types::value_type(t.cx, func.body.ty(arg))
-            .ok_or_else(|| t.unsupported(op, format!("it cannot carry '{}'", func.body.ty(arg))))?;
-        let phi = t.builder.build_phi(ty, "")?;
-        phi.add_incoming(&[(init as &dyn BasicValue, pre)]);
-        phis.push(phi);
-    }
-    let iv_value = iv.as_basic_value().into_int_value();
-    let go_on = t.builder.build_int_compare(IntPredicate::SLT, iv_value, ub, "")?;
-    t.builder.build_conditional_branch(go_on, body_block, exit)?;
+    /// `pre` branches to the header (`iv` and the carried values as phis, the exit test), the builder goes on in
+    /// the body.
+    fn begin_for(&mut self, op: &Operation, v: &typed::For, iv: Value, carried: &[Value]) -> Result<Loop<'ctx>> {
+        let func = self.func;
+        let (lb, ub, step) = (self.int(op, v.lower)?, self.int(op, v.upper)?, self.int(op, v.step)?);
+        let init_values = v.inits.iter().map(|&x| self.value(op, x)).collect::<Result<Vec<_>>>()?;
 
-    t.builder.position_at_end(body_block);
-    t.set(args[0], iv_value.into());
-    for (&arg, phi) in args[1..].iter().zip(&phis) {
-        t.set(arg, phi.as_basic_value());
-    }
-    let yielded = t.translate_block(region)?.unwrap_or_default();
-    if yielded.len() != phis.len() {
-        return Err(t.unsupported(op, format!("its body yields {} values for {} loop-carried ones", yielded.len(), phis.len())));
-    }
-    let latch = t.builder.get_insert_block().ok_or_else(|| super::internal("positioned"))?;
-    let next = t.builder.build_int_nsw_add(iv_value, st, "iv.next")?;
-    let yielded = yielded.iter().map(|&v| t.value(op, v)).collect::<Result<Vec<_>>>()?;
-    iv.add_incoming(&[(&next, latch)]);
-    for (phi, v) in phis.iter().zip(&yielded) {
-        phi.add_incoming(&[(v as &dyn BasicValue, latch)]);
-    }
-    t.builder.build_unconditional_branch(header)?;
+        let function = self.function.ok_or_else(|| super::internal("inside a function"))?;
+        let pre = self.builder.get_insert_block().ok_or_else(|| super::internal("positioned"))?;
+        let header = self.cx.append_basic_block(function, "loop");
+        let body_block = self.cx.append_basic_block(function, "body");
+        let exit = self.cx.append_basic_block(function, "done");
+        self.builder.build_unconditional_branch(header)?;
 
-    t.builder.position_at_end(exit);
-    for (&result, phi) in op.results.iter().zip(&phis) {
-        t.set(result, phi.as_basic_value());
+        self.builder.position_at_end(header);
+        let iv_phi = self.builder.build_phi(self.cx.i64_type(), "iv")?;
+        iv_phi.add_incoming(&[(&lb, pre)]);
+        let mut phis: Vec<PhiValue> = Vec::with_capacity(carried.len());
+        for (&arg, init) in carried.iter().zip(&init_values) {
+            let ty = types::value_type(self.cx, func.body.ty(arg))
+                .ok_or_else(|| self.kernel.unsupported(op, format!("it cannot carry '{}'", func.body.ty(arg))))?;
+            let phi = self.builder.build_phi(ty, "")?;
+            phi.add_incoming(&[(init as &dyn BasicValue, pre)]);
+            phis.push(phi);
+        }
+        let iv_value = iv_phi.as_basic_value().into_int_value();
+        let go_on = self.builder.build_int_compare(IntPredicate::SLT, iv_value, ub, "")?;
+        self.builder.build_conditional_branch(go_on, body_block, exit)?;
+
+        self.builder.position_at_end(body_block);
+        self.set(iv, iv_value.into());
+        for (&arg, phi) in carried.iter().zip(&phis) {
+            self.set(arg, phi.as_basic_value());
+        }
+        Ok(Loop { header, exit, iv: iv_phi, step, phis })
     }
-    Ok(())
+
+    /// The block the body ended in is the latch: `iv + step` and the yielded values flow back to the header; the
+    /// loop's results are the header's phis.
+    fn end_for(&mut self, op: &Operation, lp: Loop<'ctx>, yielded: &[Value]) -> Result<()> {
+        let latch = self.builder.get_insert_block().ok_or_else(|| super::internal("positioned"))?;
+        let iv_value = lp.iv.as_basic_value().into_int_value();
+        let next = self.builder.build_int_nsw_add(iv_value, lp.step, "iv.next")?;
+        let yielded = yielded.iter().map(|&x| self.value(op, x)).collect::<Result<Vec<_>>>()?;
+        lp.iv.add_incoming(&[(&next, latch)]);
+        for (phi, x) in lp.phis.iter().zip(&yielded) {
+            phi.add_incoming(&[(x as &dyn BasicValue, latch)]);
+        }
+        self.builder.build_unconditional_branch(lp.header)?;
+
+        self.builder.position_at_end(lp.exit);
+        for (&result, phi) in op.results.iter().zip(&lp.phis) {
+            self.set(result, phi.as_basic_value());
+        }
+        Ok(())
+    }
 }

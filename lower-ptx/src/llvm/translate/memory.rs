@@ -16,53 +16,11 @@ use inkwell::values::{IntValue, PointerValue};
 
 use tilec_ir::body::{Operation, Value};
 use tilec_ir::layout::Layout;
-use tilec_ir::types::{MemorySpace, ScalarType};
+use tilec_ir::types::MemorySpace;
 
-use super::func::FuncTranslator;
+use super::func::{FuncTranslator, LlvmMemRef};
 use super::{types, Result};
-
-/// One extent of a memory tile.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Extent<'ctx> {
-    /// Known when compiling.
-    Static(u64),
-    /// A kernel parameter (`i64`).
-    Dynamic(IntValue<'ctx>),
-}
-
-/// A global or shared tile: where its first element is, and how indices map to elements.
-#[derive(Clone, Debug)]
-pub(super) struct MemRef<'ctx> {
-    /// The first element, in the tile's address space (1 global, 3 shared).
-    pub base: PointerValue<'ctx>,
-    pub space: MemorySpace,
-    pub elem: ScalarType,
-    pub extents: Vec<Extent<'ctx>>,
-    pub layout: Layout,
-}
-
-impl MemRef<'_> {
-    /// Whether `run` elements consecutive in the base layout's storage order stay consecutive in memory.
-    fn keeps_contiguous(&self, run: u64) -> bool {
-        fn check(layout: &Layout, run: u64) -> bool {
-            match layout {
-                // A run follows the storage order: the last axis, or down a column of a col-major tile.
-                Layout::RowMajor | Layout::ColMajor => true,
-                Layout::Swizzled { swizzle, base } => {
-                    (swizzle.bits == 0 || (1u64 << swizzle.base) >= run) && check(base, run)
-                }
-                _ => false,
-            }
-        }
-        run <= 1 || check(&self.layout, run)
-    }
-}
-
-/// Byte alignment of an access of `count` elements: its size rounded down to a power of two, at most 16.
-pub(super) fn access_alignment(elem: ScalarType, count: u64) -> u32 {
-    let bytes = types::bytes_of(elem, count).max(1);
-    (1u64 << bytes.trailing_zeros()).min(16) as u32
-}
+use crate::spine::Extent;
 
 impl<'ctx> FuncTranslator<'_, 'ctx> {
     /// The address of element `indices` of the tile `mem`, for an access of `run` contiguous elements.
@@ -74,18 +32,8 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
         run: u64,
     ) -> Result<PointerValue<'ctx>> {
         let memref = self.memref(op, mem)?;
-        if indices.len() != memref.extents.len() {
-            return Err(self.unsupported(op, format!("a rank-{} tile needs {} indices", memref.extents.len(), memref.extents.len())));
-        }
-        if !memref.keeps_contiguous(run) {
-            return Err(self.unsupported(
-                op,
-                format!("it accesses {run} contiguous elements, which the layout {} does not keep contiguous", memref.layout),
-            ));
-        }
-        let elem_ty = types::scalar_type(self.cx, memref.elem)
-            .filter(|_| memref.elem.bit_width() >= 8)
-            .ok_or_else(|| self.unsupported(op, format!("memory of '{}' elements is not supported", memref.elem)))?;
+        memref.check_access(self.func, op, indices.len(), run)?;
+        let elem_ty = types::scalar_type(self.cx, memref.elem).ok_or_else(|| super::internal("addressable elements"))?;
         let index_values = indices.iter().map(|&i| self.int(op, i)).collect::<Result<Vec<_>>>()?;
         let offset = match memref.space {
             MemorySpace::Shared => {
@@ -110,9 +58,9 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
     }
 
     /// The element offset in a global tile (`i64`): row-major, or column-major for rank 2.
-    fn global_offset(&self, op: &Operation, memref: &MemRef<'ctx>, indices: &[IntValue<'ctx>]) -> Result<IntValue<'ctx>> {
+    fn global_offset(&self, op: &Operation, memref: &LlvmMemRef<'ctx>, indices: &[IntValue<'ctx>]) -> Result<IntValue<'ctx>> {
         let i64_ty = self.cx.i64_type();
-        let extent = |e: &Extent<'ctx>| match e {
+        let extent = |e: &Extent<IntValue<'ctx>>| match e {
             Extent::Static(n) => i64_ty.const_int(*n, false),
             Extent::Dynamic(v) => *v,
         };
@@ -134,7 +82,7 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
                 }
                 Ok(offset)
             }
-            ref other => Err(self.unsupported(op, format!("global tiles with layout {other} are not supported"))),
+            ref other => Err(self.kernel.unsupported(op, format!("global tiles with layout {other} are not supported"))),
         }
     }
 
@@ -173,7 +121,7 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
                 let moved = b.build_right_shift(high, i32_ty.const_int(u64::from(swizzle.shift), false), false, "")?;
                 Ok(b.build_xor(o, moved, "")?)
             }
-            other => Err(self.unsupported(op, format!("shared tiles with layout {other} are not supported"))),
+            other => Err(self.kernel.unsupported(op, format!("shared tiles with layout {other} are not supported"))),
         }
     }
 }

@@ -70,8 +70,3 @@ pub(super) fn with_element<'ctx>(
         _ => elem,
     }
 }
-
-/// Bytes of `count` elements of `ty` (whole bytes only).
-pub(super) fn bytes_of(ty: ScalarType, count: u64) -> u64 {
-    count * u64::from(ty.bit_width()) / 8
-}

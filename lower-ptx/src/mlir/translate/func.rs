@@ -1,36 +1,44 @@
-//! One kernel: its `gpu.func` entry, its shared memory, and the walk over its ops.
+//! One kernel: its `gpu.func` entry, its arguments and shared memory ([`EmitKernel`]), the text being written
+//! and the values the ops read and write. The walk over the ops is the spine's ([`crate::spine::emit_kernel`]).
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use tilec_ir::body::{BlockId, Func, OpId, Operation, Value};
-use tilec_ir::layout::Layout;
-use tilec_ir::ops::OpKind;
+use tilec_ir::body::{Func, Operation, Value};
 use tilec_ir::types::{MemorySpace, ScalarType, Type};
 
-use super::memory::{Extent, MemRef};
-use super::{control, nvgpu, scalar, types, Result, TranslateError};
-use crate::kernel_info::{AbiRole, KernelInfo, ParamKind, SharedPlan, SHARED_ALIGN};
-use crate::target::Target;
+use super::{types, Result, TranslateError};
+use crate::kernel_info::{AbiRole, SHARED_ALIGN};
+use crate::spine::{Argument, EmitKernel, Extent, Kernel, MemRef, MemRefs, SharedTile, Values};
 
 /// The memory space of shared tiles (NVVM address space 3).
 pub(super) const WORKGROUP: &str = "#gpu.address_space<workgroup>";
 
+/// A flat 1-D memref: its SSA name and its MLIR type (`memref<?xf16, 1>`,
+/// `memref<256xf16, #gpu.address_space<workgroup>>`).
+#[derive(Clone, Debug)]
+pub(super) struct FlatView {
+    pub name: String,
+    pub ty: String,
+}
+
+/// A memory tile in MLIR: its flat view, `index` dynamic extents.
+pub(super) type MlirMemRef = MemRef<FlatView, String>;
+
 /// Emits one `tile.func` as a `gpu.func` (and its `memref.global`s for shared tiles).
 pub(super) struct FuncEmitter<'a> {
+    pub(super) kernel: &'a Kernel<'a>,
     pub(super) func: &'a Func,
-    pub(super) target: Target,
-    shared: SharedPlan,
-    info: KernelInfo,
     /// Module-level declarations (shared-memory globals).
     globals: String,
+    /// The `gpu.func` line.
+    header: String,
     /// The body being written.
     out: String,
     indent: usize,
     next: usize,
     /// Each IR register value: its SSA name and MLIR type.
-    values: HashMap<Value, (String, String)>,
-    memrefs: HashMap<Value, MemRef>,
+    values: Values<(String, String)>,
+    memrefs: MemRefs<FlatView, String>,
     dynamic_shared: Option<String>,
     /// Async-copy tokens issued since the last group in the current region, and the token of the newest
     /// group visible here (for `nvgpu.device_async_wait`).
@@ -39,54 +47,33 @@ pub(super) struct FuncEmitter<'a> {
 }
 
 impl<'a> FuncEmitter<'a> {
-    pub(super) fn new(func: &'a Func, target: Target) -> Result<Self> {
-        Ok(FuncEmitter {
-            info: KernelInfo::from_func(func)?,
-            shared: SharedPlan::new(func)?,
-            func,
-            target,
+    pub(super) fn new(kernel: &'a Kernel<'a>) -> Self {
+        FuncEmitter {
+            kernel,
+            func: kernel.func,
             globals: String::new(),
+            header: String::new(),
             out: String::new(),
             indent: 3,
             next: 0,
-            values: HashMap::new(),
-            memrefs: HashMap::new(),
+            values: Values::new(),
+            memrefs: MemRefs::new(),
             dynamic_shared: None,
             pending_copies: Vec::new(),
             group_token: None,
-        })
+        }
     }
 
-    /// Returns (module-level globals, the `gpu.func` text, the launch description).
-    pub(super) fn translate(mut self) -> Result<(String, String, KernelInfo)> {
-        let header = self.signature();
-        self.bind_arguments()?;
-        if self.shared.dynamic {
-            // An `extern .shared` array, as in the LLVM backend (`gpu.dynamic_shared_memory` makes an internal
-            // zero-sized global that NVPTX demotes to a 1-byte static variable).
-            let symbol = format!("{}_dynamic_shared", self.func.name);
-            let _ = writeln!(
-                self.globals,
-                "    llvm.mlir.global external @{symbol}() {{addr_space = 3 : i32, alignment = {SHARED_ALIGN} : i64}} : !llvm.array<0 x i8>"
-            );
-            let ptr = self.emit(&format!("llvm.mlir.addressof @{symbol} : !llvm.ptr<3>"));
-            let size = self.emit(&format!("arith.constant {} : i64", self.shared.total_bytes));
-            let name = self.memref_from_pointer(&ptr, &size, "3", &format!("memref<?xi8, {WORKGROUP}>"));
-            self.dynamic_shared = Some(name);
-        }
-        let func = self.func;
-        self.translate_block(func.entry)?;
-        if !self.out.trim_end().ends_with("gpu.return") {
-            self.line("gpu.return");
-        }
-        let text = format!("{header}{}    }}\n", self.out);
-        Ok((self.globals, text, self.info))
+    /// (module-level globals, the `gpu.func` text).
+    pub(super) fn finish(self) -> (String, String) {
+        let text = format!("{}{}    }}\n", self.header, self.out);
+        (self.globals, text)
     }
 
     /// `gpu.func @name(%A: !llvm.ptr<1> {llvm.noalias}, %A_dim0: i64, …) kernel attributes {…} {`.
     fn signature(&self) -> String {
-        let written = self.written_arguments();
         let params: Vec<String> = self
+            .kernel
             .info
             .abi
             .iter()
@@ -94,86 +81,18 @@ impl<'a> FuncEmitter<'a> {
             .map(|(i, p)| {
                 let name = abi_name(&p.name, i);
                 match p.role {
-                    AbiRole::Pointer if written.contains(&p.arg) => format!("{name}: !llvm.ptr<1> {{llvm.noalias}}"),
+                    AbiRole::Pointer if self.kernel.written.contains(&p.arg) => format!("{name}: !llvm.ptr<1> {{llvm.noalias}}"),
                     AbiRole::Pointer => format!("{name}: !llvm.ptr<1> {{llvm.noalias, llvm.readonly}}"),
                     _ => format!("{name}: {}", abi_type(&p.ty)),
                 }
             })
             .collect();
-        let threads = self.info.threads_per_block();
+        let threads = self.kernel.info.threads_per_block();
         format!(
             "    gpu.func @{}({}) kernel attributes {{known_block_size = array<i32: {threads}, 1, 1>}} {{\n",
             self.func.name,
             params.join(", ")
         )
-    }
-
-    /// The arguments some op writes (`nvgpu.store` into a global tile).
-    fn written_arguments(&self) -> Vec<usize> {
-        let body = &self.func.body;
-        let args = self.func.args();
-        let mut written = Vec::new();
-        body.walk(self.func.entry, &mut |id| {
-            let op = body.op(id);
-            if op.kind == OpKind::Store {
-                if let Some(i) = op.operand("dst").and_then(|d| args.iter().position(|&a| a == d)) {
-                    written.push(i);
-                }
-            }
-        });
-        written
-    }
-
-    /// Binds each IR argument: a global tile to a `memref<?xT, 1>` built from its pointer (and its extents as
-    /// `index` values), a scalar to its value.
-    fn bind_arguments(&mut self) -> Result<()> {
-        let mut next = 0usize;
-        let func = self.func;
-        for (index, &arg) in func.args().iter().enumerate() {
-            match (&self.info.params[index].kind, func.body.ty(arg)) {
-                (ParamKind::Tile { .. }, Type::Tile(tile)) => {
-                    let ptr = abi_name(&self.info.abi[next].name, next);
-                    next += 1;
-                    let mut extents = Vec::with_capacity(tile.rank());
-                    let mut size = self.emit("arith.constant 1 : i64");
-                    for d in &tile.shape {
-                        match d.as_static() {
-                            Some(n) => {
-                                let c = self.emit(&format!("arith.constant {n} : i64"));
-                                size = self.emit(&format!("arith.muli {size}, {c} : i64"));
-                                extents.push(Extent::Static(n));
-                            }
-                            None => {
-                                let p = abi_name(&self.info.abi[next].name, next);
-                                next += 1;
-                                size = self.emit(&format!("arith.muli {size}, {p} : i64"));
-                                let v = self.emit(&format!("arith.index_cast {p} : i64 to index"));
-                                extents.push(Extent::Dynamic(v));
-                            }
-                        }
-                    }
-                    let elem = types::scalar_type(tile.elem)
-                        .filter(|_| tile.elem.bit_width() >= 8)
-                        .ok_or_else(|| self.arg_error(index, format!("global tiles of '{}' are not supported", tile.elem)))?;
-                    let ty = format!("memref<?x{elem}, 1>");
-                    let name = self.memref_from_pointer(&ptr, &size, "1", &ty);
-                    let layout = tile.layout.clone().unwrap_or(Layout::RowMajor);
-                    self.memrefs.insert(arg, MemRef { name, ty, space: MemorySpace::Global, elem: tile.elem, extents, layout });
-                }
-                (ParamKind::Scalar { .. }, Type::Scalar(s)) => {
-                    let p = abi_name(&self.info.abi[next].name, next);
-                    next += 1;
-                    let (name, ty) = match s {
-                        ScalarType::I1 => (self.emit(&format!("arith.trunci {p} : i8 to i1")), "i1".to_string()),
-                        ScalarType::Index => (self.emit(&format!("arith.index_cast {p} : i64 to index")), "index".to_string()),
-                        other => (p, types::scalar_type(*other).unwrap_or("f32").to_string()),
-                    };
-                    self.values.insert(arg, (name, ty));
-                }
-                _ => unreachable!("KernelInfo::from_func describes exactly these argument kinds"),
-            }
-        }
-        Ok(())
     }
 
     /// A flat memref of type `ty` over `size` elements at the `!llvm.ptr<space>` `ptr`: its descriptor (pointer,
@@ -187,95 +106,6 @@ impl<'a> FuncEmitter<'a> {
             d = self.emit(&format!("llvm.insertvalue {value}, {d}[{pos}] : {desc}"));
         }
         self.emit(&format!("builtin.unrealized_conversion_cast {d} : {desc} to {ty}"))
-    }
-
-    /// The shared tile made by `tile.alloc_shared` `id`: a `memref.global` in address space 3, or a view of
-    /// the dynamic shared memory at its planned offset.
-    pub(super) fn bind_shared_allocation(&mut self, id: OpId) -> Result<()> {
-        let op = self.func.body.op(id);
-        let (Some(result), Some(alloc)) = (op.result(), self.shared.allocation(id).cloned()) else {
-            return Err(self.unsupported(op, "it must produce a shared tile of static shape"));
-        };
-        let Type::Tile(tile) = self.func.body.ty(result) else {
-            return Err(self.unsupported(op, "it must produce a shared tile"));
-        };
-        let elem = types::scalar_type(tile.elem)
-            .filter(|_| tile.elem.bit_width() >= 8)
-            .ok_or_else(|| self.unsupported(op, format!("shared tiles of '{}' are not supported", tile.elem)))?;
-        let ty = format!("memref<{}x{elem}, {WORKGROUP}>", alloc.elements);
-        let name = match self.dynamic_shared.clone() {
-            Some(dynamic) => {
-                let offset = self.emit(&format!("arith.constant {} : index", alloc.offset));
-                self.emit(&format!("memref.view {dynamic}[{offset}][] : memref<?xi8, {WORKGROUP}> to {ty}"))
-            }
-            None => {
-                let index = self.shared.allocations.iter().position(|a| a.op == id).unwrap_or(0);
-                let symbol = format!("{}_shared{index}", self.func.name);
-                let _ = writeln!(
-                    self.globals,
-                    "    memref.global \"private\" @{symbol} : {ty} = uninitialized {{alignment = {SHARED_ALIGN} : i64}}"
-                );
-                self.emit(&format!("memref.get_global @{symbol} : {ty}"))
-            }
-        };
-        let extents = tile.shape.iter().map(|d| Extent::Static(d.as_static().unwrap_or(0))).collect();
-        let layout = tile.layout.clone().unwrap_or(Layout::RowMajor);
-        self.memrefs.insert(result, MemRef { name, ty, space: MemorySpace::Shared, elem: tile.elem, extents, layout });
-        Ok(())
-    }
-
-    /// Translates the ops of `block` in order. Returns the values of its `tile.yield`, if it ends with one.
-    pub(super) fn translate_block(&mut self, block: BlockId) -> Result<Option<Vec<Value>>> {
-        let body = &self.func.body;
-        for &id in &body.block(block).ops {
-            let op = body.op(id);
-            match op.kind {
-                OpKind::Yield => return Ok(Some(op.group("values").to_vec())),
-                OpKind::Return => {
-                    self.line("gpu.return");
-                    return Ok(None);
-                }
-                _ => self.translate_op(id)?,
-            }
-        }
-        Ok(None)
-    }
-
-    /// One op, by kind.
-    fn translate_op(&mut self, id: OpId) -> Result<()> {
-        let op = self.func.body.op(id);
-        match op.kind {
-            OpKind::For => control::lower_for(self, id),
-            OpKind::AllocShared => self.bind_shared_allocation(id),
-            OpKind::ThreadId => nvgpu::lower_thread_id(self, op),
-            OpKind::LaneId => nvgpu::lower_lane_id(self, op),
-            OpKind::WarpId => nvgpu::lower_warp_id(self, op),
-            OpKind::LdMatrix => nvgpu::lower_ldmatrix(self, op),
-            OpKind::StMatrix => nvgpu::lower_stmatrix(self, op),
-            OpKind::MmaSync => nvgpu::lower_mma_sync(self, op),
-            OpKind::DeviceAsyncCopy => nvgpu::lower_device_async_copy(self, op),
-            OpKind::DeviceAsyncCreateGroup => nvgpu::lower_device_async_create_group(self, op),
-            OpKind::DeviceAsyncWait => nvgpu::lower_device_async_wait(self, op),
-            OpKind::Load => nvgpu::lower_load(self, op),
-            OpKind::Store => nvgpu::lower_store(self, op),
-            OpKind::Barrier => nvgpu::lower_barrier(self, op),
-            OpKind::Extract => nvgpu::lower_extract(self, op),
-            OpKind::Insert => nvgpu::lower_insert(self, op),
-            OpKind::Constant => scalar::lower_constant(self, op),
-            OpKind::BlockId | OpKind::GridDim => scalar::lower_block_id(self, op),
-            OpKind::Dim => scalar::lower_dim(self, op),
-            k if k.is_binary_arith() => scalar::lower_binary(self, op),
-            OpKind::Cmp => scalar::lower_cmp(self, op),
-            OpKind::Select => scalar::lower_select(self, op),
-            OpKind::Cast => scalar::lower_cast(self, op),
-            OpKind::Fill => scalar::lower_fill(self, op),
-            OpKind::Splat => scalar::lower_splat(self, op),
-            OpKind::CopyG2S | OpKind::CopyS2R | OpKind::CopyR2S | OpKind::CopyR2G | OpKind::Mma | OpKind::Func => Err(
-                self.unsupported(op, "it is a tile-level op; lower the kernel to the nvgpu dialect first"),
-            ),
-            OpKind::Yield | OpKind::Return => Err(self.unsupported(op, "it must end a block")),
-            _ => Err(self.unsupported(op, "the MLIR backend does not translate it")),
-        }
     }
 
     // ---- text ----------------------------------------------------------------------------------------------
@@ -319,16 +149,7 @@ impl<'a> FuncEmitter<'a> {
 
     /// The SSA name and MLIR type of an IR register value.
     pub(super) fn value(&self, op: &Operation, v: Value) -> Result<(String, String)> {
-        self.values.get(&v).cloned().ok_or_else(|| {
-            let what = match self.func.body.ty(v) {
-                Type::Tile(t) if t.space == MemorySpace::Register => {
-                    "register tiles are tile-level values; lower the kernel to the nvgpu dialect first".to_string()
-                }
-                Type::Tile(_) => "it uses a memory tile as a value".to_string(),
-                _ => "an operand is not defined before its use".to_string(),
-            };
-            self.unsupported(op, what)
-        })
+        self.values.get(self.func, op, v)
     }
 
     /// The SSA name of an operand.
@@ -337,10 +158,8 @@ impl<'a> FuncEmitter<'a> {
     }
 
     /// The memory tile an operand names.
-    pub(super) fn memref(&self, op: &Operation, v: Value) -> Result<&MemRef> {
-        self.memrefs
-            .get(&v)
-            .ok_or_else(|| self.unsupported(op, "its memory operand must be a kernel argument or a 'tile.alloc_shared'"))
+    pub(super) fn memref(&self, op: &Operation, v: Value) -> Result<&MlirMemRef> {
+        self.memrefs.get(self.func, op, v)
     }
 
     /// Binds an IR value to an SSA name of MLIR type `ty`.
@@ -350,7 +169,7 @@ impl<'a> FuncEmitter<'a> {
 
     /// Binds the op's single result.
     pub(super) fn set_result(&mut self, op: &Operation, name: String) -> Result<()> {
-        let r = op.result().ok_or_else(|| self.unsupported(op, "it must have a result"))?;
+        let r = self.kernel.result(op)?;
         let (_, ty) = self.result_type(op)?;
         self.set(r, name, ty);
         Ok(())
@@ -358,20 +177,115 @@ impl<'a> FuncEmitter<'a> {
 
     /// The IR type and MLIR type of the op's single result.
     pub(super) fn result_type(&self, op: &Operation) -> Result<(Type, String)> {
-        let r = op.result().ok_or_else(|| self.unsupported(op, "it must have a result"))?;
-        let ty = self.func.body.ty(r).clone();
+        let ty = self.kernel.result_type(op)?;
         let mlir = types::value_type(&ty)
-            .ok_or_else(|| self.unsupported(op, format!("values of type '{ty}' are not supported by the MLIR backend")))?;
+            .ok_or_else(|| self.kernel.unsupported(op, format!("values of type '{ty}' are not supported by the MLIR backend")))?;
         Ok((ty, mlir))
     }
+}
 
-    // ---- errors --------------------------------------------------------------------------------------------
-
-    /// An error at `op`.
-    pub(super) fn unsupported(&self, op: &Operation, message: impl Into<String>) -> TranslateError {
-        TranslateError::Unsupported { kernel: self.func.name.clone(), op: op.kind.name(), span: op.span, message: message.into() }
+impl EmitKernel for FuncEmitter<'_> {
+    fn begin_kernel(&mut self) -> Result<()> {
+        self.header = self.signature();
+        Ok(())
     }
 
+    /// A global tile: a `memref<?xT, 1>` built from its pointer (and its extents as `index` values); a scalar:
+    /// its value (`i1` passed as `i8`, `index` as `i64`).
+    fn bind_argument(&mut self, argument: Argument<'_>) -> Result<()> {
+        let abi = &self.kernel.info.abi;
+        match argument {
+            Argument::Tile { value, index, tile, pointer, extents } => {
+                let ptr = abi_name(&abi[pointer].name, pointer);
+                let mut bound = Vec::with_capacity(extents.len());
+                let mut size = self.emit("arith.constant 1 : i64");
+                for e in extents {
+                    match e {
+                        Extent::Static(n) => {
+                            let c = self.emit(&format!("arith.constant {n} : i64"));
+                            size = self.emit(&format!("arith.muli {size}, {c} : i64"));
+                            bound.push(Extent::Static(n));
+                        }
+                        Extent::Dynamic(param) => {
+                            let p = abi_name(&abi[param].name, param);
+                            size = self.emit(&format!("arith.muli {size}, {p} : i64"));
+                            let v = self.emit(&format!("arith.index_cast {p} : i64 to index"));
+                            bound.push(Extent::Dynamic(v));
+                        }
+                    }
+                }
+                // The memref needs an element type at the argument (the LLVM backend's pointer does not).
+                let elem = types::scalar_type(tile.elem)
+                    .filter(|_| tile.elem.bit_width() >= 8)
+                    .ok_or_else(|| self.arg_error(index, format!("global tiles of '{}' are not supported", tile.elem)))?;
+                let ty = format!("memref<?x{elem}, 1>");
+                let name = self.memref_from_pointer(&ptr, &size, "1", &ty);
+                self.memrefs.insert(value, MemRef::new(FlatView { name, ty }, MemorySpace::Global, tile, bound));
+            }
+            Argument::Scalar { value, ty, param } => {
+                let p = abi_name(&abi[param].name, param);
+                let (name, mlir) = match ty {
+                    ScalarType::I1 => (self.emit(&format!("arith.trunci {p} : i8 to i1")), "i1".to_string()),
+                    ScalarType::Index => (self.emit(&format!("arith.index_cast {p} : i64 to index")), "index".to_string()),
+                    other => (p, types::scalar_type(other).unwrap_or("f32").to_string()),
+                };
+                self.set(value, name, mlir);
+            }
+        }
+        Ok(())
+    }
+
+    /// An `extern .shared` array, as in the LLVM backend (`gpu.dynamic_shared_memory` makes an internal
+    /// zero-sized global that NVPTX demotes to a 1-byte static variable).
+    fn bind_dynamic_shared(&mut self) -> Result<()> {
+        let symbol = format!("{}_dynamic_shared", self.func.name);
+        let _ = writeln!(
+            self.globals,
+            "    llvm.mlir.global external @{symbol}() {{addr_space = 3 : i32, alignment = {SHARED_ALIGN} : i64}} : !llvm.array<0 x i8>"
+        );
+        let ptr = self.emit(&format!("llvm.mlir.addressof @{symbol} : !llvm.ptr<3>"));
+        let size = self.emit(&format!("arith.constant {} : i64", self.kernel.shared.total_bytes));
+        let name = self.memref_from_pointer(&ptr, &size, "3", &format!("memref<?xi8, {WORKGROUP}>"));
+        self.dynamic_shared = Some(name);
+        Ok(())
+    }
+
+    fn end_kernel(&mut self) -> Result<()> {
+        if !self.out.trim_end().ends_with("gpu.return") {
+            self.line("gpu.return");
+        }
+        Ok(())
+    }
+
+    fn return_(&mut self, _op: &Operation) -> Result<()> {
+        self.line("gpu.return");
+        Ok(())
+    }
+
+    /// A `memref.global` in address space 3, or a view of the dynamic shared memory at its planned offset.
+    fn alloc_shared(&mut self, _op: &Operation, tile: SharedTile<'_>) -> Result<()> {
+        let elem = types::scalar_type(tile.tile.elem).ok_or_else(|| super::internal("shared tiles are addressable"))?;
+        let ty = format!("memref<{}x{elem}, {WORKGROUP}>", tile.elements);
+        let name = match self.dynamic_shared.clone() {
+            Some(dynamic) => {
+                let offset = self.emit(&format!("arith.constant {} : index", tile.offset));
+                self.emit(&format!("memref.view {dynamic}[{offset}][] : memref<?xi8, {WORKGROUP}> to {ty}"))
+            }
+            None => {
+                let symbol = format!("{}_shared{}", self.func.name, tile.index);
+                let _ = writeln!(
+                    self.globals,
+                    "    memref.global \"private\" @{symbol} : {ty} = uninitialized {{alignment = {SHARED_ALIGN} : i64}}"
+                );
+                self.emit(&format!("memref.get_global @{symbol} : {ty}"))
+            }
+        };
+        self.memrefs.insert(tile.result, tile.memref(FlatView { name, ty }));
+        Ok(())
+    }
+}
+
+impl FuncEmitter<'_> {
     fn arg_error(&self, index: usize, message: String) -> TranslateError {
         TranslateError::Unsupported {
             kernel: self.func.name.clone(),

@@ -9,48 +9,11 @@
 
 use tilec_ir::body::{Operation, Value};
 use tilec_ir::layout::Layout;
-use tilec_ir::types::{MemorySpace, ScalarType};
+use tilec_ir::types::MemorySpace;
 
 use super::func::FuncEmitter;
 use super::Result;
-
-/// One extent of a memory tile.
-#[derive(Clone, Debug)]
-pub(super) enum Extent {
-    /// Known when compiling.
-    Static(u64),
-    /// A kernel parameter, as an `index` SSA value.
-    Dynamic(String),
-}
-
-/// A global or shared tile: its flat memref and how indices map to elements.
-#[derive(Clone, Debug)]
-pub(super) struct MemRef {
-    /// SSA name of the flat memref.
-    pub name: String,
-    /// Its MLIR type (`memref<?xf16, 1>`, `memref<256xf16, #gpu.address_space<workgroup>>`).
-    pub ty: String,
-    pub space: MemorySpace,
-    pub elem: ScalarType,
-    pub extents: Vec<Extent>,
-    pub layout: Layout,
-}
-
-impl MemRef {
-    fn keeps_contiguous(&self, run: u64) -> bool {
-        fn check(layout: &Layout, run: u64) -> bool {
-            match layout {
-                // A run follows the storage order: the last axis, or down a column of a col-major tile.
-                Layout::RowMajor | Layout::ColMajor => true,
-                Layout::Swizzled { swizzle, base } => {
-                    (swizzle.bits == 0 || (1u64 << swizzle.base) >= run) && check(base, run)
-                }
-                _ => false,
-            }
-        }
-        run <= 1 || check(&self.layout, run)
-    }
-}
+use crate::spine::Extent;
 
 impl FuncEmitter<'_> {
     /// The flat memref of `mem` and the `index` offset of element `indices`, for an access of `run`
@@ -63,21 +26,13 @@ impl FuncEmitter<'_> {
         run: u64,
     ) -> Result<(String, String, String)> {
         let memref = self.memref(op, mem)?.clone();
-        if indices.len() != memref.extents.len() {
-            return Err(self.unsupported(op, format!("a rank-{} tile needs {} indices", memref.extents.len(), memref.extents.len())));
-        }
-        if !memref.keeps_contiguous(run) {
-            return Err(self.unsupported(
-                op,
-                format!("it accesses {run} contiguous elements, which the layout {} does not keep contiguous", memref.layout),
-            ));
-        }
+        memref.check_access(self.func, op, indices.len(), run)?;
         let idx = indices.iter().map(|&i| self.name(op, i)).collect::<Result<Vec<_>>>()?;
         let offset = self.layout_offset(op, &memref.layout, &memref.extents, &idx, memref.space)?;
-        Ok((memref.name, memref.ty, offset))
+        Ok((memref.base.name, memref.base.ty, offset))
     }
 
-    fn extent(&mut self, e: &Extent) -> String {
+    fn extent(&mut self, e: &Extent<String>) -> String {
         match e {
             Extent::Static(n) => self.index_constant(*n as i64),
             Extent::Dynamic(v) => v.clone(),
@@ -88,7 +43,7 @@ impl FuncEmitter<'_> {
         &mut self,
         op: &Operation,
         layout: &Layout,
-        extents: &[Extent],
+        extents: &[Extent<String>],
         idx: &[String],
         space: MemorySpace,
     ) -> Result<String> {
@@ -120,7 +75,7 @@ impl FuncEmitter<'_> {
                 let moved = self.emit(&format!("arith.shrui {high}, {s} : index"));
                 Ok(self.emit(&format!("arith.xori {o}, {moved} : index")))
             }
-            other => Err(self.unsupported(op, format!("{} tiles with layout {other} are not supported", space))),
+            other => Err(self.kernel.unsupported(op, format!("{} tiles with layout {other} are not supported", space))),
         }
     }
 }

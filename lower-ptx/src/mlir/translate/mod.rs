@@ -2,9 +2,10 @@
 //!
 //! The translation writes MLIR *text* (what `tilec --emit mlir` prints) and parses it with
 //! [`MlirToolchain`]; the upstream pipeline ([`mlir_backend_pipeline`]) lowers it to NVVM and PTX.
-//! Its structure mirrors the LLVM backend (`llvm/translate/`): [`func`] walks a kernel, [`nvgpu`] has one
-//! function per nvgpu op kind, [`scalar`] the per-thread `tile` ops, [`control`] `tile.for`, [`memory`]
-//! element offsets through tile layouts, and [`types`] the IR-type → MLIR-type map.
+//! The walk over a kernel is the spine's ([`crate::spine`], shared with the LLVM backend, `llvm/translate/`),
+//! whose traits this backend implements in the same files: [`func`] the `gpu.func` entry and arguments,
+//! [`nvgpu`] one method per nvgpu op kind, [`scalar`] the per-thread `tile` ops, [`control`] `tile.for`,
+//! [`memory`] element offsets through tile layouts, and [`types`] the IR-type → MLIR-type map.
 //!
 //! # Kernel ABI: identical to the LLVM backend
 //! The `gpu.func` takes exactly the parameters of [`KernelInfo::abi`] in order: a global tile is an
@@ -32,6 +33,7 @@ use super::MlirToolchain;
 use crate::error::Error;
 use crate::kernel_info::KernelInfo;
 use crate::target::{OptLevel, Target};
+use crate::spine::{self, Kernel};
 use func::FuncEmitter;
 
 /// The symbol of the `gpu.module` that holds the kernels.
@@ -40,9 +42,7 @@ pub const GPU_MODULE_NAME: &str = "tilec";
 pub use crate::translation::{CompiledModule, TranslateError};
 pub(crate) use crate::translation::internal;
 
-/// Result alias of the translation.
-pub type Result<T, E = TranslateError> = std::result::Result<T, E>;
-
+pub(crate) use crate::spine::Result;
 
 /// The pass pipeline from the translated module to `gpu.binary` ops holding PTX. The `gpu.module`
 /// carries its own `#nvvm.target` (chip, features and optimisation level), so no `nvvm-attach-target`.
@@ -57,20 +57,16 @@ pub fn mlir_backend_pipeline() -> String {
 pub fn translate_module(module: &Module, target: Target, opt: OptLevel) -> Result<(String, Vec<KernelInfo>)> {
     let mut globals = String::new();
     let mut bodies = String::new();
+    spine::check_kernel_names(module)?;
     let mut kernels = Vec::with_capacity(module.funcs.len());
     for func in &module.funcs {
-        if kernels.iter().any(|k: &KernelInfo| k.name == func.name) {
-            return Err(TranslateError::Unsupported {
-                kernel: func.name.clone(),
-                op: "tile.func",
-                span: func.span,
-                message: format!("a kernel named @{} is already defined", func.name),
-            });
-        }
-        let (g, body, info) = FuncEmitter::new(func, target)?.translate()?;
+        let kernel = Kernel::new(func, target)?;
+        let mut emitter = FuncEmitter::new(&kernel);
+        spine::emit_kernel(&mut emitter, &kernel)?;
+        let (g, body) = emitter.finish();
         globals.push_str(&g);
         bodies.push_str(&body);
-        kernels.push(info);
+        kernels.push(kernel.info);
     }
     let text = format!(
         "module attributes {{gpu.container_module}} {{\n  gpu.module @{GPU_MODULE_NAME} [#nvvm.target<O = {o}, chip = \"{chip}\", features = \"{features}\">] {{\n{globals}{bodies}  }}\n}}\n",
@@ -82,12 +78,12 @@ pub fn translate_module(module: &Module, target: Target, opt: OptLevel) -> Resul
 }
 
 /// The MLIR text of `module` (what `tilec --emit mlir` prints).
-pub fn compile_to_mlir(module: &Module, target: Target, opt: OptLevel) -> Result<String> {
+pub fn emit_ir(module: &Module, target: Target, opt: OptLevel) -> Result<String> {
     translate_module(module, target, opt).map(|(text, _)| text)
 }
 
 /// Translates `module`, parses and verifies the MLIR, lowers it upstream and returns the PTX.
-pub fn compile_to_ptx(module: &Module, target: Target, opt: OptLevel) -> Result<CompiledModule> {
+pub fn compile(module: &Module, target: Target, opt: OptLevel) -> Result<CompiledModule> {
     let (text, kernels) = translate_module(module, target, opt)?;
     let toolchain = MlirToolchain::new();
     let mut parsed = toolchain.parse_module(&text)?;

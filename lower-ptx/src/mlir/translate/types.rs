@@ -52,8 +52,3 @@ pub(super) fn with_element(ty: &str, elem: &str) -> String {
         None => elem.to_string(),
     }
 }
-
-/// Bytes of `count` elements of `ty`.
-pub(super) fn bytes_of(ty: ScalarType, count: u64) -> u64 {
-    count * u64::from(ty.bit_width()) / 8
-}

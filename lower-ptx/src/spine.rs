@@ -1,0 +1,574 @@
+//! The backend spine: one walk over a kernel's nvgpu-level IR, which the LLVM emitter (`llvm::translate`) and
+//! the MLIR emitter (`mlir::translate`) both implement (Cranelift's `LowerBackend`, naga's `back/`).
+//!
+//! [`emit_kernel`] reads top to bottom: the entry point, its arguments, the dynamic shared memory, then every
+//! op in order (into `tile.for` bodies), each decoded once into its typed view ([`typed::AnyOp`]) and handed
+//! to the emitter: one method per op kind, [`EmitNvgpu`] for the nvgpu dialect and [`EmitScalar`] for the
+//! per-thread `tile` ops, plus the structure the walk needs ([`EmitKernel`]: entry, arguments, shared tiles;
+//! [`EmitLoop`]: `tile.for`). [`Emitter`] is the four together.
+//!
+//! Legality is checked once: the verifier checks the ops' attributes and shapes; this walk checks, for both
+//! backends at once, what depends on the target (`stmatrix` needs sm_90) or that only a backend cares about
+//! (tile-level ops left over, memory accesses through layouts, shared and accessed element types, async copy
+//! sizes). An emitter checks only its own limits (which `mma.sync` variants it translates) and names itself in
+//! those messages.
+
+use std::collections::HashMap;
+
+use tilec_ir::body::{BlockId, Func, Module, OpId, Operation, Value};
+use tilec_ir::layout::Layout;
+use tilec_ir::ops::typed::{self, AnyOp};
+use tilec_ir::ops::Literal;
+use tilec_ir::types::{MemorySpace, ScalarType, TileType, Type};
+
+use crate::kernel_info::{KernelInfo, ParamKind, SharedPlan};
+use crate::target::Target;
+use crate::translation::{internal, TranslateError};
+
+/// Result alias of the translation.
+pub(crate) type Result<T, E = TranslateError> = std::result::Result<T, E>;
+
+// ---- the kernel -----------------------------------------------------------------------------------------------
+
+/// What both emitters know of a kernel before emitting it: its launch description, its shared memory plan and
+/// the arguments it writes.
+pub(crate) struct Kernel<'a> {
+    pub func: &'a Func,
+    pub target: Target,
+    pub info: KernelInfo,
+    pub shared: SharedPlan,
+    /// The arguments some `nvgpu.store` writes (the others are read-only).
+    pub written: Vec<usize>,
+}
+
+impl<'a> Kernel<'a> {
+    pub fn new(func: &'a Func, target: Target) -> Result<Kernel<'a>> {
+        Ok(Kernel { func, target, info: KernelInfo::from_func(func)?, shared: SharedPlan::new(func)?, written: written_arguments(func) })
+    }
+
+    /// An error at `op` in this kernel.
+    pub fn unsupported(&self, op: &Operation, message: impl Into<String>) -> TranslateError {
+        unsupported(self.func, op, message)
+    }
+
+    /// The single result of `op`.
+    pub fn result(&self, op: &Operation) -> Result<Value> {
+        op.result().ok_or_else(|| self.unsupported(op, "it must have a result"))
+    }
+
+    /// The IR type of the single result of `op`.
+    pub fn result_type(&self, op: &Operation) -> Result<Type> {
+        Ok(self.func.body.ty(self.result(op)?).clone())
+    }
+
+    /// The kernel's arguments with their ABI parameters (indices into [`KernelInfo::abi`]).
+    fn arguments(&self) -> Result<Vec<Argument<'a>>> {
+        let func = self.func;
+        let mut next = 0usize;
+        let mut arguments = Vec::with_capacity(func.args().len());
+        for (index, &value) in func.args().iter().enumerate() {
+            let kind = self.info.params.get(index).map(|p| &p.kind);
+            match (kind, func.body.ty(value)) {
+                (Some(ParamKind::Tile { .. }), Type::Tile(tile)) => {
+                    let pointer = next;
+                    next += 1;
+                    let extents = tile
+                        .shape
+                        .iter()
+                        .map(|d| match d.as_static() {
+                            Some(n) => Extent::Static(n),
+                            None => {
+                                next += 1;
+                                Extent::Dynamic(next - 1)
+                            }
+                        })
+                        .collect();
+                    arguments.push(Argument::Tile { value, index, tile, pointer, extents });
+                }
+                (Some(ParamKind::Scalar { .. }), Type::Scalar(ty)) => {
+                    arguments.push(Argument::Scalar { value, ty: *ty, param: next });
+                    next += 1;
+                }
+                _ => return Err(internal("KernelInfo::from_func describes every argument")),
+            }
+        }
+        Ok(arguments)
+    }
+
+    /// The shared tile made by the `tile.alloc_shared` op `id`.
+    fn shared_tile(&self, id: OpId, op: &Operation) -> Result<SharedTile<'a>> {
+        let body = &self.func.body;
+        let (Some(result), Some(alloc)) = (op.result(), self.shared.allocation(id)) else {
+            return Err(self.unsupported(op, "it must produce a shared tile of static shape"));
+        };
+        let Type::Tile(tile) = body.ty(result) else {
+            return Err(self.unsupported(op, "it must produce a shared tile"));
+        };
+        if !addressable(tile.elem) {
+            return Err(self.unsupported(op, format!("shared tiles of '{}' are not supported", tile.elem)));
+        }
+        let index = self.shared.allocations.iter().position(|a| a.op == id).unwrap_or(0);
+        Ok(SharedTile { result, tile, offset: alloc.offset, elements: alloc.elements, index })
+    }
+}
+
+/// An error at `op` of `func`.
+pub(crate) fn unsupported(func: &Func, op: &Operation, message: impl Into<String>) -> TranslateError {
+    TranslateError::Unsupported { kernel: func.name.clone(), op: op.kind.name(), span: op.span, message: message.into() }
+}
+
+/// The arguments some op writes (`nvgpu.store` into a global tile).
+fn written_arguments(func: &Func) -> Vec<usize> {
+    let body = &func.body;
+    let args = func.args();
+    let mut written = Vec::new();
+    body.walk(func.entry, &mut |id| {
+        if let Some(store) = body.op(id).view::<typed::Store>() {
+            if let Some(i) = args.iter().position(|&a| a == store.dst) {
+                written.push(i);
+            }
+        }
+    });
+    written
+}
+
+/// Kernel names are unique in a module (each is a PTX entry).
+pub(crate) fn check_kernel_names(module: &Module) -> Result<()> {
+    for (i, func) in module.funcs.iter().enumerate() {
+        if module.funcs[..i].iter().any(|f| f.name == func.name) {
+            return Err(TranslateError::Unsupported {
+                kernel: func.name.clone(),
+                op: "tile.func",
+                span: func.span,
+                message: format!("a kernel named @{} is already defined", func.name),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A kernel argument and the entry parameters that carry it.
+pub(crate) enum Argument<'a> {
+    /// A global tile (argument number `index`): a pointer parameter, and one `i64` parameter per dynamic extent.
+    Tile {
+        value: Value,
+        /// Read by the MLIR emitter only (its memref type needs the element type at the argument).
+        #[cfg_attr(not(feature = "mlir"), allow(dead_code))]
+        index: usize,
+        tile: &'a TileType,
+        pointer: usize,
+        extents: Vec<Extent<usize>>,
+    },
+    /// A scalar (`i1` is passed as `i8`).
+    Scalar { value: Value, ty: ScalarType, param: usize },
+}
+
+/// A shared tile of a `tile.alloc_shared`: where the [`SharedPlan`] puts it.
+pub(crate) struct SharedTile<'a> {
+    pub result: Value,
+    pub tile: &'a TileType,
+    /// In bytes from the start of the dynamic shared memory (when the plan is dynamic).
+    pub offset: u64,
+    pub elements: u64,
+    /// Its number among the kernel's shared tiles (names its static array).
+    pub index: usize,
+}
+
+impl SharedTile<'_> {
+    /// The tile at `base`.
+    pub fn memref<B, X>(&self, base: B) -> MemRef<B, X> {
+        let extents = self.tile.shape.iter().map(|d| Extent::Static(d.as_static().unwrap_or(0))).collect();
+        MemRef::new(base, MemorySpace::Shared, self.tile, extents)
+    }
+}
+
+// ---- values and memory tiles ----------------------------------------------------------------------------------
+
+/// Each IR register value's value in the backend.
+pub(crate) struct Values<V>(HashMap<Value, V>);
+
+impl<V: Clone> Values<V> {
+    pub fn new() -> Self {
+        Values(HashMap::new())
+    }
+
+    /// The backend value of `v`, an operand of `op`.
+    pub fn get(&self, func: &Func, op: &Operation, v: Value) -> Result<V> {
+        self.0.get(&v).cloned().ok_or_else(|| {
+            let what = match func.body.ty(v) {
+                Type::Tile(t) if t.space == MemorySpace::Register => {
+                    "register tiles are tile-level values; lower the kernel to the nvgpu dialect first"
+                }
+                Type::Tile(_) => "it uses a memory tile as a value",
+                _ => "an operand is not defined before its use",
+            };
+            unsupported(func, op, what)
+        })
+    }
+
+    pub fn insert(&mut self, v: Value, x: V) {
+        self.0.insert(v, x);
+    }
+}
+
+/// The memory tiles (kernel arguments and shared tiles) by IR value.
+pub(crate) struct MemRefs<B, X>(HashMap<Value, MemRef<B, X>>);
+
+impl<B, X> MemRefs<B, X> {
+    pub fn new() -> Self {
+        MemRefs(HashMap::new())
+    }
+
+    /// The memory tile `v`, an operand of `op`.
+    pub fn get(&self, func: &Func, op: &Operation, v: Value) -> Result<&MemRef<B, X>> {
+        self.0
+            .get(&v)
+            .ok_or_else(|| unsupported(func, op, "its memory operand must be a kernel argument or a 'tile.alloc_shared'"))
+    }
+
+    pub fn insert(&mut self, v: Value, memref: MemRef<B, X>) {
+        self.0.insert(v, memref);
+    }
+}
+
+/// One extent of a memory tile.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Extent<X> {
+    /// Known when compiling.
+    Static(u64),
+    /// A kernel parameter (its backend value, or its ABI index in an [`Argument`]).
+    Dynamic(X),
+}
+
+/// A global or shared tile: where its first element is (`B`: the backend's pointer or view), and how indices map
+/// to elements (`X`: the backend's value of a dynamic extent).
+#[derive(Clone, Debug)]
+pub(crate) struct MemRef<B, X> {
+    pub base: B,
+    pub space: MemorySpace,
+    pub elem: ScalarType,
+    pub extents: Vec<Extent<X>>,
+    pub layout: Layout,
+}
+
+impl<B, X> MemRef<B, X> {
+    /// The tile `tile` at `base` (row-major unless it has a layout).
+    pub fn new(base: B, space: MemorySpace, tile: &TileType, extents: Vec<Extent<X>>) -> Self {
+        MemRef { base, space, elem: tile.elem, extents, layout: tile.layout.clone().unwrap_or(Layout::RowMajor) }
+    }
+
+    /// Extent `axis` (of `tile.dim` `op`).
+    pub fn extent(&self, func: &Func, op: &Operation, axis: u32) -> Result<&Extent<X>> {
+        self.extents.get(axis as usize).ok_or_else(|| unsupported(func, op, format!("axis {axis} is out of range")))
+    }
+
+    /// An access of `run` contiguous elements at `indices` (one per axis) into this tile: the rank, the element
+    /// type, and whether the layout keeps the run contiguous.
+    pub fn check_access(&self, func: &Func, op: &Operation, indices: usize, run: u64) -> Result<()> {
+        let rank = self.extents.len();
+        if indices != rank {
+            return Err(unsupported(func, op, format!("a rank-{rank} tile needs {rank} indices")));
+        }
+        if !self.keeps_contiguous(run) {
+            return Err(unsupported(
+                func,
+                op,
+                format!("it accesses {run} contiguous elements, which the layout {} does not keep contiguous", self.layout),
+            ));
+        }
+        if !addressable(self.elem) {
+            return Err(unsupported(func, op, format!("memory of '{}' elements is not supported", self.elem)));
+        }
+        Ok(())
+    }
+
+    /// Whether `run` elements consecutive in the base layout's storage order stay consecutive in memory.
+    fn keeps_contiguous(&self, run: u64) -> bool {
+        fn check(layout: &Layout, run: u64) -> bool {
+            match layout {
+                // A run follows the storage order: the last axis, or down a column of a col-major tile.
+                Layout::RowMajor | Layout::ColMajor => true,
+                Layout::Swizzled { swizzle, base } => (swizzle.bits == 0 || (1u64 << swizzle.base) >= run) && check(base, run),
+                _ => false,
+            }
+        }
+        run <= 1 || check(&self.layout, run)
+    }
+}
+
+/// Whether tiles of `elem` can be in memory for the backends (whole bytes, not fp8).
+pub(crate) fn addressable(elem: ScalarType) -> bool {
+    elem.bit_width() >= 8 && !matches!(elem, ScalarType::F8E4M3 | ScalarType::F8E5M2)
+}
+
+/// Bytes of `count` elements of `ty` (whole bytes only).
+pub(crate) fn bytes_of(ty: ScalarType, count: u64) -> u64 {
+    count * u64::from(ty.bit_width()) / 8
+}
+
+/// The elements a load or store of `ty` moves (a vector's, or one).
+pub(crate) fn access_count(ty: &Type) -> u64 {
+    match ty {
+        Type::Vector(v) => v.num_elements(),
+        _ => 1,
+    }
+}
+
+/// Byte alignment of an access of `count` elements: its size rounded down to a power of two, at most 16.
+pub(crate) fn access_alignment(elem: ScalarType, count: u64) -> u64 {
+    let bytes = bytes_of(elem, count).max(1);
+    (1u64 << bytes.trailing_zeros()).min(16)
+}
+
+/// The elements of one `ldmatrix` row (16 bytes: 8 16-bit elements, or 16 8-bit ones) of the tile `src`.
+pub(crate) fn ldmatrix_row_elements(func: &Func, src: Value) -> u64 {
+    128 / u64::from(func.body.ty(src).element_type().bit_width().max(1))
+}
+
+/// tf32 rounding at compile time (as the interpreter does it): round to nearest even at mantissa bit 13.
+pub(crate) fn round_tf32(x: f32) -> f32 {
+    if !x.is_finite() {
+        return x;
+    }
+    let bits = x.to_bits();
+    let lsb = (bits >> 13) & 1;
+    f32::from_bits(bits.wrapping_add(0x0fff + lsb) & !0x1fff)
+}
+
+// ---- the emitter ----------------------------------------------------------------------------------------------
+
+/// The kernel around the ops: entry point, arguments, shared memory, return.
+pub(crate) trait EmitKernel {
+    /// The entry point (parameters from [`KernelInfo::abi`], launch bounds); the ops follow.
+    fn begin_kernel(&mut self) -> Result<()>;
+    /// Binds one kernel argument to its entry parameters.
+    fn bind_argument(&mut self, argument: Argument<'_>) -> Result<()>;
+    /// The kernel's dynamic shared memory (only when the [`SharedPlan`] is dynamic).
+    fn bind_dynamic_shared(&mut self) -> Result<()>;
+    /// Ends the kernel after its last op (a return unless the body ended with one).
+    fn end_kernel(&mut self) -> Result<()>;
+    /// `tile.return`.
+    fn return_(&mut self, op: &Operation) -> Result<()>;
+    /// `tile.alloc_shared`: binds its result to the tile.
+    fn alloc_shared(&mut self, op: &Operation, tile: SharedTile<'_>) -> Result<()>;
+}
+
+/// `tile.for`, around the walk of its body.
+pub(crate) trait EmitLoop {
+    /// What the emitter keeps from the start of a loop to its end.
+    type Loop;
+
+    /// Starts `tile.for`: binds the induction variable `iv` and the loop-carried body arguments `carried`.
+    fn begin_for(&mut self, op: &Operation, v: &typed::For, iv: Value, carried: &[Value]) -> Result<Self::Loop>;
+    /// Ends `tile.for` after its body, which yielded `yielded` (as many as `carried`); binds its results.
+    fn end_for(&mut self, op: &Operation, lp: Self::Loop, yielded: &[Value]) -> Result<()>;
+}
+
+/// The nvgpu dialect: one method per op kind (as MLIR's `NVGPUToNVVM` has one pattern per op).
+pub(crate) trait EmitNvgpu {
+    fn thread_id(&mut self, op: &Operation, v: &typed::ThreadId) -> Result<()>;
+    fn lane_id(&mut self, op: &Operation, v: &typed::LaneId) -> Result<()>;
+    fn warp_id(&mut self, op: &Operation, v: &typed::WarpId) -> Result<()>;
+    fn ldmatrix(&mut self, op: &Operation, v: &typed::LdMatrix) -> Result<()>;
+    /// Only for targets with `stmatrix` (checked by the walk).
+    fn stmatrix(&mut self, op: &Operation, v: &typed::StMatrix) -> Result<()>;
+    /// A and B of one element type (checked by the walk).
+    fn mma_sync(&mut self, op: &Operation, v: &typed::MmaSync) -> Result<()>;
+    /// 4, 8 or 16 bytes of whole-byte elements (checked by the walk).
+    fn device_async_copy(&mut self, op: &Operation, v: &typed::DeviceAsyncCopy) -> Result<()>;
+    fn device_async_create_group(&mut self, op: &Operation, v: &typed::DeviceAsyncCreateGroup) -> Result<()>;
+    fn device_async_wait(&mut self, op: &Operation, v: &typed::DeviceAsyncWait) -> Result<()>;
+    fn barrier(&mut self, op: &Operation, v: &typed::Barrier) -> Result<()>;
+    fn load(&mut self, op: &Operation, v: &typed::Load) -> Result<()>;
+    fn store(&mut self, op: &Operation, v: &typed::Store) -> Result<()>;
+    /// `position` inside the vector's shape (checked by the walk).
+    fn extract(&mut self, op: &Operation, v: &typed::Extract) -> Result<()>;
+    /// `position` inside the vector's shape (checked by the walk).
+    fn insert(&mut self, op: &Operation, v: &typed::Insert) -> Result<()>;
+}
+
+/// The per-thread `tile` ops: one method per op kind (the seven elementwise arithmetic ops share
+/// [`EmitScalar::binary`], which reads the kind from `op`).
+pub(crate) trait EmitScalar {
+    fn constant(&mut self, op: &Operation, v: &typed::Constant) -> Result<()>;
+    fn block_id(&mut self, op: &Operation, v: &typed::BlockId) -> Result<()>;
+    fn grid_dim(&mut self, op: &Operation, v: &typed::GridDim) -> Result<()>;
+    fn dim(&mut self, op: &Operation, v: &typed::Dim) -> Result<()>;
+    /// `tile.add`, `sub`, `mul`, `div`, `rem`, `min`, `max`.
+    fn binary(&mut self, op: &Operation, lhs: Value, rhs: Value) -> Result<()>;
+    fn cmp(&mut self, op: &Operation, v: &typed::Cmp) -> Result<()>;
+    fn select(&mut self, op: &Operation, v: &typed::Select) -> Result<()>;
+    /// Not of or to `i4`, `u4` or fp8 (checked by the walk).
+    fn cast(&mut self, op: &Operation, v: &typed::Cast) -> Result<()>;
+    fn fill(&mut self, op: &Operation, v: &typed::Fill) -> Result<()>;
+    fn splat(&mut self, op: &Operation, v: &typed::Splat) -> Result<()>;
+}
+
+/// A backend: the kernel, loops, the nvgpu ops and the scalar ops.
+pub(crate) trait Emitter: EmitKernel + EmitLoop + EmitNvgpu + EmitScalar {}
+
+impl<E: EmitKernel + EmitLoop + EmitNvgpu + EmitScalar> Emitter for E {}
+
+// ---- the walk -------------------------------------------------------------------------------------------------
+
+/// Emits `kernel` through `e`.
+pub(crate) fn emit_kernel<E: Emitter>(e: &mut E, kernel: &Kernel<'_>) -> Result<()> {
+    e.begin_kernel()?;
+    for argument in kernel.arguments()? {
+        e.bind_argument(argument)?;
+    }
+    if kernel.shared.dynamic {
+        e.bind_dynamic_shared()?;
+    }
+    walk_block(e, kernel, kernel.func.entry)?;
+    e.end_kernel()
+}
+
+/// The ops of `block` in order. Returns the values of its `tile.yield`, if it ends with one.
+fn walk_block<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, block: BlockId) -> Result<Option<Vec<Value>>> {
+    let body = &kernel.func.body;
+    for &id in &body.block(block).ops {
+        let op = body.op(id);
+        let view = AnyOp::from_op(op).ok_or_else(|| kernel.unsupported(op, "it is malformed (the verifier reports how)"))?;
+        match view {
+            AnyOp::Yield(y) => return Ok(Some(y.values)),
+            AnyOp::Return(_) => {
+                e.return_(op)?;
+                return Ok(None);
+            }
+            view => emit_op(e, kernel, id, op, view)?,
+        }
+    }
+    Ok(None)
+}
+
+/// One op, by kind.
+fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation, view: AnyOp) -> Result<()> {
+    let func = kernel.func;
+    match view {
+        AnyOp::For(v) => walk_for(e, kernel, op, &v),
+        AnyOp::AllocShared(_) => {
+            let tile = kernel.shared_tile(id, op)?;
+            e.alloc_shared(op, tile)
+        }
+        // nvgpu dialect.
+        AnyOp::ThreadId(v) => e.thread_id(op, &v),
+        AnyOp::LaneId(v) => e.lane_id(op, &v),
+        AnyOp::WarpId(v) => e.warp_id(op, &v),
+        AnyOp::LdMatrix(v) => e.ldmatrix(op, &v),
+        AnyOp::StMatrix(v) => {
+            if !kernel.target.has_stmatrix() {
+                return Err(kernel.unsupported(op, format!("stmatrix needs sm_90 or newer; the target is {}", kernel.target)));
+            }
+            e.stmatrix(op, &v)
+        }
+        AnyOp::MmaSync(v) => {
+            let (ea, eb) = (func.body.ty(v.a).element_type(), func.body.ty(v.b).element_type());
+            if ea != eb {
+                return Err(kernel.unsupported(op, format!("A and B must have one element type, found '{ea}' and '{eb}'")));
+            }
+            e.mma_sync(op, &v)
+        }
+        AnyOp::DeviceAsyncCopy(v) => {
+            let elem = func.body.ty(v.dst).element_type();
+            let n = v.dst_elements;
+            if ![4, 8, 16].contains(&bytes_of(elem, u64::from(n))) || !addressable(elem) {
+                return Err(kernel.unsupported(op, format!("it copies 4, 8 or 16 bytes, not {n} x '{elem}'")));
+            }
+            e.device_async_copy(op, &v)
+        }
+        AnyOp::DeviceAsyncCreateGroup(v) => e.device_async_create_group(op, &v),
+        AnyOp::DeviceAsyncWait(v) => e.device_async_wait(op, &v),
+        AnyOp::Barrier(v) => e.barrier(op, &v),
+        AnyOp::Load(v) => e.load(op, &v),
+        AnyOp::Store(v) => e.store(op, &v),
+        AnyOp::Extract(v) => {
+            check_position(kernel, op, v.vector, &v.position)?;
+            e.extract(op, &v)
+        }
+        AnyOp::Insert(v) => {
+            check_position(kernel, op, v.vector, &v.position)?;
+            e.insert(op, &v)
+        }
+        // Per-thread tile ops.
+        AnyOp::Constant(v) => e.constant(op, &v),
+        AnyOp::BlockId(v) => e.block_id(op, &v),
+        AnyOp::GridDim(v) => e.grid_dim(op, &v),
+        AnyOp::Dim(v) => e.dim(op, &v),
+        AnyOp::Add(typed::Add { lhs, rhs })
+        | AnyOp::Sub(typed::Sub { lhs, rhs })
+        | AnyOp::Mul(typed::Mul { lhs, rhs })
+        | AnyOp::Div(typed::Div { lhs, rhs })
+        | AnyOp::Rem(typed::Rem { lhs, rhs })
+        | AnyOp::Min(typed::Min { lhs, rhs })
+        | AnyOp::Max(typed::Max { lhs, rhs }) => e.binary(op, lhs, rhs),
+        AnyOp::Cmp(v) => e.cmp(op, &v),
+        AnyOp::Select(v) => e.select(op, &v),
+        AnyOp::Cast(v) => {
+            let from = func.body.ty(v.source).element_type();
+            let to = op.result().map_or(from, |r| func.body.ty(r).element_type());
+            for s in [from, to] {
+                if matches!(s, ScalarType::F8E4M3 | ScalarType::F8E5M2 | ScalarType::I4 | ScalarType::U4) {
+                    return Err(kernel.unsupported(op, format!("casts of '{s}' are not supported")));
+                }
+            }
+            e.cast(op, &v)
+        }
+        AnyOp::Fill(v) => e.fill(op, &v),
+        AnyOp::Splat(v) => e.splat(op, &v),
+        AnyOp::CopyG2S(_) | AnyOp::CopyS2R(_) | AnyOp::CopyR2S(_) | AnyOp::CopyR2G(_) | AnyOp::Mma(_) | AnyOp::Func(_) => {
+            Err(kernel.unsupported(op, "it is a tile-level op; lower the kernel to the nvgpu dialect first"))
+        }
+        AnyOp::Yield(_) | AnyOp::Return(_) => Err(kernel.unsupported(op, "it must end a block")),
+    }
+}
+
+/// `tile.for`: the emitter's loop around the walk of its body.
+fn walk_for<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, op: &Operation, v: &typed::For) -> Result<()> {
+    let body = &kernel.func.body;
+    let Some(&region) = op.regions.first() else {
+        return Err(kernel.unsupported(op, "it needs bounds, a step and a body"));
+    };
+    let args = &body.block(region).args;
+    if args.len() != v.inits.len() + 1 || op.results.len() != v.inits.len() {
+        return Err(kernel.unsupported(op, "it needs one body argument per iter_arg plus the induction variable"));
+    }
+    let lp = e.begin_for(op, v, args[0], &args[1..])?;
+    let yielded = walk_block(e, kernel, region)?.unwrap_or_default();
+    if yielded.len() != v.inits.len() {
+        return Err(kernel.unsupported(
+            op,
+            format!("its body yields {} values for {} loop-carried ones", yielded.len(), v.inits.len()),
+        ));
+    }
+    e.end_for(op, lp, &yielded)
+}
+
+/// `position` of `nvgpu.extract`/`insert` is inside the shape of `vector`.
+fn check_position(kernel: &Kernel<'_>, op: &Operation, vector: Value, position: &[u32]) -> Result<()> {
+    let Type::Vector(vt) = kernel.func.body.ty(vector) else {
+        return Err(kernel.unsupported(op, format!("its operand must be a vector, not '{}'", kernel.func.body.ty(vector))));
+    };
+    if position.len() != vt.shape.len() || position.iter().zip(&vt.shape).any(|(&i, &n)| u64::from(i) >= n) {
+        return Err(kernel.unsupported(op, format!("position {position:?} is outside the vector's shape {:?}", vt.shape)));
+    }
+    Ok(())
+}
+
+/// The integer a literal denotes (`true` is 1), `None` for a float.
+pub(crate) fn literal_int(value: Literal) -> Option<i64> {
+    match value {
+        Literal::Int(n) => Some(n),
+        Literal::Bool(b) => Some(i64::from(b)),
+        Literal::Float(_) => None,
+    }
+}
+
+/// The number a literal denotes as a float constant, `None` for `true`/`false`.
+pub(crate) fn literal_float(value: Literal) -> Option<f64> {
+    match value {
+        Literal::Int(n) => Some(n as f64),
+        Literal::Float(x) => Some(x),
+        Literal::Bool(_) => None,
+    }
+}
