@@ -8,7 +8,7 @@ use half::f16;
 use tilec_ir::builder::FuncBuilder;
 use tilec_ir::data::TensorData;
 use tilec_ir::interp::{self, ArgShapes, ArgValue, InterpError, Launch, Limits};
-use tilec_ir::{Diagnostic, Func, MemorySpace, OpKind, ScalarType, SourceFile, TileType};
+use tilec_ir::{Diagnostic, Func, MemorySpace, ScalarType, SourceFile, TileType};
 
 // ---- helpers --------------------------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ fn render(text: &str, e: SimError) -> String {
     SourceFile::new("t.tir", text).render(&[d], false)
 }
 
-const LDMATRIX_AT: &str = "tile.func @k(%S: tile<256xf16, global>, %O: tile<32x8xf16, global>) {
+const LDMATRIX_AT: &str = "tile.func @k(%S: tile<256xf16, global>, %O: tile<32x8xf16, global>) attributes {num_warps = 1} {
   %c0 = tile.constant 0 : index
   %c8 = tile.constant 8 : index
   %c16 = tile.constant 16 : index
@@ -76,7 +76,7 @@ fn ldmatrix_row_past_the_end_of_the_tile_is_out_of_bounds() {
 
 #[test]
 fn out_of_bounds_global_load_names_lane_and_index() {
-    let text = "tile.func @k(%S: tile<64xf32, global>) {
+    let text = "tile.func @k(%S: tile<64xf32, global>) attributes {num_warps = 1} {
   %c40 = tile.constant 40 : index
   %tid = nvgpu.thread_id x : index
   %i = tile.add %tid, %c40 : index
@@ -93,7 +93,7 @@ fn out_of_bounds_global_load_names_lane_and_index() {
 
 #[test]
 fn misaligned_vector_load() {
-    let text = "tile.func @k(%S: tile<64xf16, global>) {
+    let text = "tile.func @k(%S: tile<64xf16, global>) attributes {num_warps = 1} {
   %c1 = tile.constant 1 : index
   %x = nvgpu.load %S[%c1] : vector<2xf16>
   tile.return
@@ -103,7 +103,7 @@ fn misaligned_vector_load() {
     assert!(matches!(err, SimError::Misaligned { lane: 0, address: 2, align: 4, space: "global", .. }), "{err:?}");
 }
 
-const DIVERGENT: &str = "tile.func @k(%S: tile<32xi32, global>) {
+const DIVERGENT: &str = "tile.func @k(%S: tile<32xi32, global>) attributes {num_warps = 1} {
   %c0 = tile.constant 0 : index
   %c1 = tile.constant 1 : index
   %zero = tile.constant 0 : i32
@@ -161,7 +161,7 @@ fn divergent_barrier_is_an_error() {
 
 #[test]
 fn endless_loop_runs_out_of_fuel() {
-    let text = "tile.func @k() {
+    let text = "tile.func @k() attributes {num_warps = 1} {
   %c0 = tile.constant 0 : index
   %c1 = tile.constant 1 : index
   %big = tile.constant 1000000000000 : index
@@ -176,12 +176,12 @@ fn endless_loop_runs_out_of_fuel() {
     let err = simulate_with(&parse(text), &mut [], &Launch::SINGLE, &options).unwrap_err();
     assert!(matches!(err, SimError::FuelExhausted { fuel: 10_000, .. }), "{err:?}");
     // A huge grid is bounded the same way.
-    let text = "tile.func @k() {\n  tile.return\n}\n";
+    let text = "tile.func @k() attributes {num_warps = 1} {\n  tile.return\n}\n";
     let err = simulate_with(&parse(text), &mut [], &Launch::grid(1 << 20, 1 << 20, 1), &options).unwrap_err();
     assert!(matches!(err, SimError::FuelExhausted { .. }), "{err:?}");
 }
 
-const ASYNC: &str = "tile.func @k(%G: tile<256xf16, global>, %O: tile<256xf16, global>) {
+const ASYNC: &str = "tile.func @k(%G: tile<256xf16, global>, %O: tile<256xf16, global>) attributes {num_warps = 1} {
   %c8 = tile.constant 8 : index
   %tid = nvgpu.thread_id x : index
   %s = tile.alloc_shared : tile<256xf16, shared>
@@ -221,7 +221,7 @@ fn async_copy_lands_at_the_wait_with_zero_fill() {
 #[test]
 fn wrong_fragment_type_is_a_diagnostic_not_a_panic() {
     // m16n8k16 needs 8 elements of A per lane; the verifier would say so too, the simulator must not crash.
-    let text = "tile.func @k() {
+    let text = "tile.func @k() attributes {num_warps = 1} {
   %a = tile.fill 1.0 : vector<2x2xf16>
   %b = tile.fill 1.0 : vector<2x2xf16>
   %c = tile.fill 0.0 : vector<2x2xf32>
@@ -251,7 +251,7 @@ fn tile_level_ops_must_be_lowered_first() {
 
 #[test]
 fn arguments_are_checked() {
-    let func = parse("tile.func @k(%S: tile<64xf32, global>) {\n  tile.return\n}\n");
+    let func = parse("tile.func @k(%S: tile<64xf32, global>) attributes {num_warps = 1} {\n  tile.return\n}\n");
     let err = simulate(&func, &mut [tile(&[32], ScalarType::F32)], &Launch::SINGLE).unwrap_err();
     assert!(matches!(err, SimError::Arguments { .. }), "{err:?}");
     let err = simulate(&func, &mut [], &Launch::SINGLE).unwrap_err();
@@ -290,7 +290,7 @@ fn warps_meet_at_barriers_and_blocks_see_their_ids() {
 
 #[test]
 fn predicated_store_skips_lanes_where_the_mask_is_false() {
-    let text = "tile.func @k(%O: tile<32xf32, global>) {
+    let text = "tile.func @k(%O: tile<32xf32, global>) attributes {num_warps = 1} {
   %c16 = tile.constant 16 : index
   %one = tile.constant 1.0 : f32
   %tid = nvgpu.thread_id x : index
@@ -320,7 +320,7 @@ fn probes_record_every_ldmatrix_when_asked() {
 
 #[test]
 fn integer_division_by_zero_is_reported() {
-    let text = "tile.func @k() {
+    let text = "tile.func @k() attributes {num_warps = 1} {
   %c0 = tile.constant 0 : index
   %tid = nvgpu.thread_id x : index
   %x = tile.div %tid, %c0 : index

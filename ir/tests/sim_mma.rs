@@ -29,7 +29,7 @@ fn kernel(case: &Case, na: usize, nb: usize, nc: usize) -> String {
         String::new()
     };
     format!(
-        "tile.func @k(%A: tile<32x{na}x{ab}, global>, %B: tile<32x{nb}x{ab}, global>, %C: tile<32x{nc}x{acc}, global>, %D: tile<32x{nc}x{acc}, global>) {{
+        "tile.func @k(%A: tile<32x{na}x{ab}, global>, %B: tile<32x{nb}x{ab}, global>, %C: tile<32x{nc}x{acc}, global>, %D: tile<32x{nc}x{acc}, global>) attributes {{num_warps = 1}} {{
   %c0 = tile.constant 0 : index
   %tid = nvgpu.thread_id x : index
   %a = nvgpu.load %A[%tid, %c0] : vector<{na}x{ab}>

@@ -92,8 +92,8 @@ pub fn infer(func: &Func) -> Result<GemmRoles, Diagnostic> {
     for &id in &ops {
         let op = body.op(id);
         has_mma |= op.kind == OpKind::Mma;
-        if op.kind == OpKind::CopyR2G {
-            let dst = op.operand("dst");
+        if let Some(store) = op.view::<tilec_ir::typed::CopyR2G>() {
+            let dst = Some(store.dst);
             for (tile, role) in [(&a, "A"), (&b, "B")] {
                 if dst == Some(func.args()[tile.0]) {
                     return Err(not_gemm(op.span, format!("it stores into '%{}', its {role} operand", tile.1)));
