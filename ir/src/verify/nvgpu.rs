@@ -14,10 +14,8 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp) {
         AnyOp::StMatrix(st) => stmatrix(v, op, &st),
         AnyOp::MmaSync(mma) => mma_sync(v, op, &mma),
         AnyOp::DeviceAsyncCopy(copy) => async_copy(v, op, &copy),
-        AnyOp::DeviceAsyncWait(wait) => {
-            if wait.num_groups > 7 {
-                v.error(op.span, "'nvgpu.device_async_wait' numGroups must be an integer in 0..=7");
-            }
+        AnyOp::DeviceAsyncWait(wait) if wait.num_groups > 7 => {
+            v.error(op.span, "'nvgpu.device_async_wait' numGroups must be an integer in 0..=7");
         }
         AnyOp::Load(load) => self::load(v, op, &load),
         AnyOp::Store(store) => self::store(v, op, &store),
