@@ -18,17 +18,14 @@ use std::collections::VecDeque;
 use crate::body::{Func, OpId};
 use crate::data::{round_to, TensorData};
 use crate::diag::Span;
-use crate::ops::OpKind;
+use crate::shared_memory::place_shared_allocations;
 use crate::layout::Layout;
-use crate::types::{TileType, Type};
+use crate::types::TileType;
 
 use super::error::SimError;
 
 /// Shared memory of one block on the largest target (sm_90: 227 KiB usable per block).
-pub const SHARED_MEMORY_LIMIT: u64 = 227 * 1024;
-
-/// Alignment of each shared tile.
-const SHARED_ALIGN: u64 = 128;
+pub const SHARED_MEMORY_LIMIT: u64 = crate::shared_memory::MAX_SHARED_BYTES;
 
 /// A memory operand: which tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,31 +97,23 @@ pub(super) struct SharedLayout {
 
 impl SharedLayout {
     pub fn new(func: &Func) -> Result<SharedLayout, SimError> {
-        let mut ops = Vec::new();
-        func.body.walk(func.entry, &mut |op| {
-            if func.body.op(op).kind == OpKind::AllocShared {
-                ops.push(op);
-            }
-        });
+        // The placement every backend and analysis uses (`tilec_ir::shared_memory`).
         let mut tiles = Vec::new();
         let mut next = 0u64;
-        for op in ops {
-            let o = func.body.op(op);
-            let Some(Type::Tile(t)) = o.result().map(|r| func.body.ty(r)) else {
+        for placed in place_shared_allocations(func) {
+            let o = func.body.op(placed.op);
+            let Some(t) = placed.tile else {
                 return Err(SimError::Unsupported { span: o.span, op: "tile.alloc_shared", reason: "it must produce a shared tile".into() });
             };
             let Some(shape) = t.static_shape() else {
                 return Err(SimError::Unsupported { span: o.span, op: "tile.alloc_shared", reason: "its shape must be static".into() });
             };
-            let elements: u64 = shape.iter().product();
-            let bytes = (elements * u64::from(t.elem.bit_width())).div_ceil(8);
-            let base = next.div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
-            next = base.saturating_add(bytes);
+            next = placed.end();
             if next > SHARED_MEMORY_LIMIT {
                 return Err(SimError::SharedMemoryExceeded { span: o.span, bytes: next, limit: SHARED_MEMORY_LIMIT });
             }
             let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
-            tiles.push(SharedTile { op, base, storage: Storage::of(t), data: TensorData::zeros(&shape, t.elem) });
+            tiles.push(SharedTile { op: placed.op, base: placed.offset, storage: Storage::of(t), data: TensorData::zeros(&shape, t.elem) });
         }
         Ok(SharedLayout { tiles, bytes: next })
     }
