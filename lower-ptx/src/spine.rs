@@ -370,7 +370,7 @@ pub(crate) trait EmitNvgpu {
     fn lane_id(&mut self, op: &Operation, v: &typed::LaneId) -> Result<()>;
     fn warp_id(&mut self, op: &Operation, v: &typed::WarpId) -> Result<()>;
     fn ldmatrix(&mut self, op: &Operation, v: &typed::LdMatrix) -> Result<()>;
-    /// Only for targets with `stmatrix` (checked by the walk).
+    /// Only for targets with `stmatrix` (the walk checks `OpKind::min_target`).
     fn stmatrix(&mut self, op: &Operation, v: &typed::StMatrix) -> Result<()>;
     /// A and B of one element type (checked by the walk).
     fn mma_sync(&mut self, op: &Operation, v: &typed::MmaSync) -> Result<()>;
@@ -444,6 +444,12 @@ fn walk_block<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, block: BlockId) -> Res
 
 /// One op, by kind.
 fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation, view: AnyOp) -> Result<()> {
+    // The catalogue says which ops need a newer target (`OpKind::min_target`, also in docs/ops.md).
+    let needs = op.kind.min_target();
+    if kernel.target < needs {
+        let short = op.kind.name().trim_start_matches("nvgpu.");
+        return Err(kernel.unsupported(op, format!("{short} needs {} or newer; the target is {}", needs.chip(), kernel.target)));
+    }
     let func = kernel.func;
     match view {
         AnyOp::For(v) => walk_for(e, kernel, op, &v),
@@ -456,12 +462,7 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         AnyOp::LaneId(v) => e.lane_id(op, &v),
         AnyOp::WarpId(v) => e.warp_id(op, &v),
         AnyOp::LdMatrix(v) => e.ldmatrix(op, &v),
-        AnyOp::StMatrix(v) => {
-            if !kernel.target.has_stmatrix() {
-                return Err(kernel.unsupported(op, format!("stmatrix needs sm_90 or newer; the target is {}", kernel.target)));
-            }
-            e.stmatrix(op, &v)
-        }
+        AnyOp::StMatrix(v) => e.stmatrix(op, &v),
         AnyOp::MmaSync(v) => {
             let (ea, eb) = (func.body.ty(v.a).element_type(), func.body.ty(v.b).element_type());
             if ea != eb {
