@@ -172,7 +172,7 @@ fn endless_loop_runs_out_of_fuel() {
   tile.return
 }
 ";
-    let options = SimOptions { fuel: 10_000, probes: ProbeSpec::none() };
+    let options = SimOptions { fuel: 10_000, probes: ProbeSpec::none(), ..SimOptions::default() };
     let err = simulate_with(&parse(text), &mut [], &Launch::SINGLE, &options).unwrap_err();
     assert!(matches!(err, SimError::FuelExhausted { fuel: 10_000, .. }), "{err:?}");
     // A huge grid is bounded the same way.
@@ -329,4 +329,77 @@ fn integer_division_by_zero_is_reported() {
 ";
     let err = simulate(&parse(text), &mut [], &Launch::SINGLE).unwrap_err();
     assert!(matches!(err, SimError::DivisionByZero { lane: 0, .. }), "{err:?}");
+}
+
+/// The mirror-image exchange of `warps_meet_at_barriers_and_blocks_see_their_ids`, with or without its
+/// barrier (and with or without the second warp's store, for a write-after-read race).
+fn exchange(barrier: &str) -> String {
+    format!(
+        "tile.func @k(%O: tile<64xindex, global>) attributes {{num_warps = 2}} {{
+  %c63 = tile.constant 63 : index
+  %tid = nvgpu.thread_id x : index
+  %s = tile.alloc_shared : tile<64xindex, shared>
+  nvgpu.store %tid, %s[%tid]
+  {barrier}
+  %j = tile.sub %c63, %tid : index
+  %x = nvgpu.load %s[%j] : index
+  nvgpu.store %x, %O[%tid]
+  tile.return
+}}
+"
+    )
+}
+
+#[test]
+fn the_race_detector_reports_accesses_of_two_warps_with_no_barrier_between() {
+    let mut args = [tile(&[64], ScalarType::Index)];
+    simulate(&parse(&exchange("nvgpu.barrier")), &mut args, &Launch::SINGLE).expect("the barrier orders the exchange");
+    let text = exchange("");
+    let err = simulate(&parse(&text), &mut [tile(&[64], ScalarType::Index)], &Launch::SINGLE).unwrap_err();
+    // Warp 0 runs first: it reads elements 32..63 before warp 1 stores them (write after read), both in one
+    // interval between barriers.
+    let SimError::Race { op, does, space, first_op, first_warp, did, at, span, first_span } = err.clone() else {
+        panic!("expected a race, got {err:?}");
+    };
+    assert_eq!((op, does, space, first_op, first_warp, did, at.warp), ("nvgpu.store", "writes", "shared", "nvgpu.load", 0, "read", 1));
+    assert_eq!(&text[span.start as usize..span.end as usize], "nvgpu.store %tid, %s[%tid]");
+    assert_eq!(&text[first_span.start as usize..first_span.end as usize], "%x = nvgpu.load %s[%j] : index");
+    let d: Diagnostic = err.into();
+    let rendered = SourceFile::new("race.tir", &text).render(&[d], false);
+    assert!(rendered.contains("the other access: 'nvgpu.load' in warp 0"), "{rendered}");
+    // Switched off, the same program runs (and computes what the hardware might not).
+    let options = SimOptions { race_detection: false, ..SimOptions::default() };
+    simulate_with(&parse(&text), &mut [tile(&[64], ScalarType::Index)], &Launch::SINGLE, &options).expect("no detector");
+}
+
+#[test]
+fn an_async_copy_writes_shared_memory_when_it_lands() {
+    // Thread t copies elements 8t .. 8t+7 and reads element 511 - t, which a thread of the other warp copied:
+    // warp 0 reads before warp 1's copies land (at warp 1's wait) in the same interval, a race. A barrier
+    // after the wait orders them.
+    let text = |barrier: &str| {
+        format!(
+            "tile.func @k(%G: tile<512xf16, global>, %O: tile<512xf16, global>) attributes {{num_warps = 2}} {{
+  %c8 = tile.constant 8 : index
+  %c511 = tile.constant 511 : index
+  %tid = nvgpu.thread_id x : index
+  %s = tile.alloc_shared : tile<512xf16, shared>
+  %i = tile.mul %tid, %c8 : index
+  %j = tile.sub %c511, %tid : index
+  nvgpu.device_async_copy %G[%i], %s[%i], 8
+  nvgpu.device_async_create_group
+  nvgpu.device_async_wait
+  {barrier}
+  %x = nvgpu.load %s[%j] : f16
+  nvgpu.store %x, %O[%j]
+  tile.return
+}}
+"
+        )
+    };
+    let ok = text("nvgpu.barrier");
+    simulate(&parse(&ok), &mut [tile(&[512], ScalarType::F16), tile(&[512], ScalarType::F16)], &Launch::SINGLE).expect("ordered");
+    let racy = text("");
+    let err = simulate(&parse(&racy), &mut [tile(&[512], ScalarType::F16), tile(&[512], ScalarType::F16)], &Launch::SINGLE).unwrap_err();
+    assert!(matches!(err, SimError::Race { first_op: "nvgpu.device_async_copy" | "nvgpu.load", .. }), "{err:?}");
 }

@@ -47,7 +47,7 @@ impl PassRegistry {
         r.register_pass::<Cse>();
         r.register_pass::<Dce>();
         r.register_pass::<crate::LayoutAssignment>();
-        r.register_pass::<crate::LowerTileToNvgpu>();
+        r.register(crate::LowerTileToNvgpu::NAME, crate::LowerTileToNvgpu::DESCRIPTION, |o| Ok(Box::new(crate::LowerTileToNvgpu::from_options(o)?)));
         r.register_pass::<crate::swizzle::SwizzlePass>();
         r.register_pass::<crate::check_resources::CheckResources>();
         r.register(crate::Rasterize::NAME, crate::Rasterize::DESCRIPTION, |o| Ok(Box::new(crate::Rasterize::from_options(o)?)));

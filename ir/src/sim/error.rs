@@ -105,6 +105,21 @@ pub enum SimError {
     #[error("'{op}': lane {lane} accesses shared address {address:#x} while an asynchronous copy into it is still pending; wait for its group first ({at})")]
     AsyncHazard { span: Span, op: &'static str, at: Place, lane: u32, address: u64 },
 
+    /// Two warps of a block access one element of shared memory (or of a global tile), at least one of them
+    /// writing, with no barrier between them ([`super::race`]).
+    #[error("data race: '{op}' {does} {space} memory that '{first_op}' in warp {first_warp} {did}, with no barrier in between ({at})")]
+    Race {
+        span: Span,
+        op: &'static str,
+        does: &'static str,
+        space: &'static str,
+        first_span: Span,
+        first_op: &'static str,
+        first_warp: u32,
+        did: &'static str,
+        at: Place,
+    },
+
     /// Integer division or remainder by zero.
     #[error("'{op}': lane {lane} divides by zero ({at})")]
     DivisionByZero { span: Span, op: &'static str, at: Place, lane: u32 },
@@ -155,6 +170,7 @@ impl SimError {
             | SimError::Divergent { span, .. }
             | SimError::FragmentType { span, .. }
             | SimError::AsyncHazard { span, .. }
+            | SimError::Race { span, .. }
             | SimError::DivisionByZero { span, .. }
             | SimError::BadLoopStep { span, .. }
             | SimError::FuelExhausted { span, .. }
@@ -175,6 +191,9 @@ impl From<SimError> for Diagnostic {
                 d.with_note_at(l, "the warp diverged here: its lanes ran this loop a different number of times")
             }
             SimError::Divergent { loop_span: None, .. } => d,
+            SimError::Race { first_span, first_op, first_warp, .. } => d
+                .with_note_at(first_span, format!("the other access: '{first_op}' in warp {first_warp}"))
+                .with_note("order them with a barrier ('nvgpu.barrier' at the nvgpu level); the simulator runs the warps of a block one after another between barriers, so it sees every such pair"),
             SimError::Misaligned { op: "nvgpu.ldmatrix" | "nvgpu.stmatrix", .. } => {
                 d.with_note("each of the 8 rows of an 8x8 b16 matrix is 16 contiguous bytes starting at a 16-byte aligned shared address")
             }

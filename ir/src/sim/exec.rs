@@ -1,6 +1,8 @@
 //! The interpreter loop: blocks of the grid, warps of a block (scheduled between barriers), and the lanes
 //! of a warp in lockstep under an active mask; the per-thread ops of both dialects.
 
+use std::cell::RefCell;
+
 use crate::body::{BlockId, Func, OpId, Operation, Value};
 use crate::data::round_to;
 use crate::diag::Span;
@@ -10,6 +12,7 @@ use crate::types::{MemorySpace, ScalarType, Type};
 
 use super::error::{LaneMask, Place, SimError};
 use super::memory::{byte_range, func_span, locate, BlockShared, MemRef, PendingCopy, Run, SharedLayout, Storage};
+use super::race::{RaceDetector, RaceSpace};
 use super::{matrix, mma, Probe, SimArg, SimOptions, SimTrace, MAX_VECTOR_ELEMENTS};
 
 /// A register value of one lane.
@@ -28,6 +31,8 @@ pub(super) struct Ctx<'a> {
     pub shared: &'a mut BlockShared,
     pub block: [u32; 3],
     pub grid: [u32; 3],
+    /// Every memory access is recorded here (interior mutability: loads see the context read-only).
+    pub race: &'a RefCell<RaceDetector>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,13 +81,15 @@ pub(super) fn run(func: &Func, args: &mut [SimArg], launch: &super::Launch, opti
         return Err(SimError::Arguments { span: func.span, message: "'num_warps' must be at least 1".into() });
     }
     let mut budget = Budget { options, used: 0, probes: Vec::new() };
+    let race = RefCell::new(RaceDetector::new(options.race_detection, layout.tiles.len(), args.len()));
     let [gx, gy, gz] = launch.grid;
     let mut blocks = 0;
     for z in 0..gz {
         for y in 0..gy {
             for x in 0..gx {
                 let mut shared = BlockShared::new(&layout, num_warps as usize * 32);
-                let mut ctx = Ctx { func, args, shared: &mut shared, block: [x, y, z], grid: launch.grid };
+                race.borrow_mut().start_block();
+                let mut ctx = Ctx { func, args, shared: &mut shared, block: [x, y, z], grid: launch.grid, race: &race };
                 run_block(&mut ctx, num_warps, &mut budget)?;
                 blocks += 1;
                 if budget.used >= options.fuel && (x, y, z) != (gx - 1, gy - 1, gz - 1) {
@@ -154,6 +161,7 @@ fn run_block(ctx: &mut Ctx<'_>, num_warps: u32, budget: &mut Budget<'_>) -> Resu
             break;
         }
         // Every warp waits at a barrier or has returned: release the barrier.
+        ctx.race.borrow_mut().barrier();
         for w in warps.iter_mut() {
             if w.state == WarpState::AtBarrier {
                 w.state = WarpState::Running;
@@ -222,6 +230,21 @@ impl Warp {
     /// The values of index operands, per lane.
     pub fn indices(&self, ctx: &Ctx<'_>, op: &Operation, indices: &[Value], lane: u32) -> Result<Vec<i64>, SimError> {
         indices.iter().map(|&v| self.int(ctx, op, v, lane)).collect()
+    }
+
+    /// Records a read (or a write) of `count` elements at `run` of `mem` for the race detector.
+    pub fn record_access(&self, ctx: &Ctx<'_>, op: &Operation, mem: MemRef, run: Run, count: usize, write: bool) -> Result<(), SimError> {
+        let (space, len) = match mem {
+            MemRef::Global(i) => (RaceSpace::Global(i), ctx.args[i].as_tile().map_or(0, |t| t.values.len())),
+            MemRef::Shared(i) => (RaceSpace::Shared(i), ctx.shared.tiles[i].data.values.len()),
+        };
+        let mut race = ctx.race.borrow_mut();
+        let (place, name) = (self.place(ctx), op.kind.name());
+        if write {
+            race.write(space, len, run.positions(count), self.id, op.span, name, place)
+        } else {
+            race.read(space, len, run.positions(count), self.id, op.span, name, place)
+        }
     }
 
     /// Fails unless every lane of the warp is active.
@@ -539,7 +562,13 @@ impl Warp {
             AnyOp::DeviceAsyncWait(typed::DeviceAsyncWait { num_groups }) => {
                 let keep = num_groups as usize;
                 for lane in lanes(mask) {
-                    ctx.shared.wait((self.id * 32 + lane) as usize, keep);
+                    for landed in ctx.shared.wait((self.id * 32 + lane) as usize, keep) {
+                        let len = ctx.shared.tiles[landed.tile].data.values.len();
+                        let place = self.place(ctx);
+                        let positions = landed.run.positions(landed.count);
+                        let name = OpKind::DeviceAsyncCopy.name();
+                        ctx.race.borrow_mut().write(RaceSpace::Shared(landed.tile), len, positions, self.id, landed.span, name, place)?;
+                    }
                 }
             }
             AnyOp::Func(_) | AnyOp::CopyG2S(_) | AnyOp::CopyS2R(_) | AnyOp::CopyR2S(_) | AnyOp::CopyR2G(_) | AnyOp::Mma(_) => {
@@ -704,6 +733,7 @@ impl Warp {
             let index = self.indices(ctx, op, &load.indices, lane)?;
             let align = access_align(&ty, count);
             let (run, _) = self.access(ctx, op, lane, mem, &index, count, align)?;
+            self.record_access(ctx, op, mem, run, count, false)?;
             let data = match mem {
                 MemRef::Global(i) => ctx.args[i].as_tile().ok_or_else(|| self.undefined(ctx, op, lane))?,
                 MemRef::Shared(i) => &ctx.shared.tiles[i].data,
@@ -732,6 +762,7 @@ impl Warp {
             let mem = self.mem(ctx, op, dst, lane)?;
             let index = self.indices(ctx, op, &store.indices, lane)?;
             let (run, _) = self.access(ctx, op, lane, mem, &index, count, access_align(&ty, count))?;
+            self.record_access(ctx, op, mem, run, count, true)?;
             let values: Vec<f64> = match self.val(value, lane) {
                 Val::Num(x) => vec![*x],
                 Val::Vector(v) => v.clone(),
@@ -782,6 +813,7 @@ impl Warp {
             let mut values = vec![0.0; n];
             if src_elements > 0 {
                 let (run, _) = self.access(ctx, op, lane, sm, &si, src_elements, Some(size))?;
+                self.record_access(ctx, op, sm, run, src_elements, false)?;
                 let MemRef::Global(g) = sm else { return Err(malformed(op)) };
                 let data = ctx.args[g].as_tile().ok_or_else(|| self.undefined(ctx, op, lane))?;
                 for (slot, i) in values.iter_mut().zip(run.positions(src_elements)) {
@@ -790,7 +822,7 @@ impl Warp {
             }
             let (run, bytes) = self.access(ctx, op, lane, dm, &di, n, Some(size))?;
             let MemRef::Shared(tile) = dm else { return Err(malformed(op)) };
-            ctx.shared.issue((self.id * 32 + lane) as usize, PendingCopy { tile, run, values, bytes });
+            ctx.shared.issue((self.id * 32 + lane) as usize, PendingCopy { tile, run, values, bytes, span: op.span });
         }
         Ok(())
     }

@@ -66,7 +66,9 @@ fn element_of(lane: usize, j: usize, trans: bool, per: usize) -> (usize, usize) 
     }
 }
 
-/// Where the row addressed by each of the lanes `0 .. 8n` is in the tile's data (`len` elements each).
+/// Where the row addressed by each of the lanes `0 .. 8n` is in the tile's data (`len` elements each),
+/// recorded for the race detector as read (`ldmatrix`) or written (`stmatrix`).
+#[allow(clippy::too_many_arguments)]
 fn row_offsets(
     w: &Warp,
     ctx: &Ctx<'_>,
@@ -75,6 +77,7 @@ fn row_offsets(
     indices: &[Value],
     n: usize,
     len: usize,
+    write: bool,
 ) -> Result<(usize, Vec<Run>), SimError> {
     let mut tile = None;
     let mut offsets = Vec::with_capacity(8 * n);
@@ -86,6 +89,7 @@ fn row_offsets(
         tile = Some(t);
         let index = w.indices(ctx, op, indices, lane)?;
         let (run, _) = w.access(ctx, op, lane, mem, &index, len, Some(16))?;
+        w.record_access(ctx, op, mem, run, len, write)?;
         offsets.push(run);
     }
     Ok((tile.unwrap_or(0), offsets))
@@ -98,7 +102,7 @@ pub(super) fn ldmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, ld: &typ
     };
     let (n, trans, per) = matrix_form(ctx, op, ctx.func.body.ty(result), ld.src, ld.num_tiles, ld.transpose)?;
     // Phase 1: lanes 0 .. 8n read their row (16 bytes).
-    let (tile, offsets) = row_offsets(w, ctx, op, ld.src, &ld.indices, n, 4 * per)?;
+    let (tile, offsets) = row_offsets(w, ctx, op, ld.src, &ld.indices, n, 4 * per, false)?;
     let data = &ctx.shared.tiles[tile].data.values;
     let rows: Vec<Vec<f64>> = offsets.iter().map(|&run| run.positions(4 * per).map(|i| data[i]).collect()).collect();
     // Phase 2: the rows are distributed over the warp.
@@ -123,7 +127,7 @@ pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, st: &typ
     for lane in 0..32u32 {
         fragments.push(w.vector(ctx, op, value, lane)?.to_vec());
     }
-    let (tile, offsets) = row_offsets(w, ctx, op, dst, &st.indices, n, 8)?;
+    let (tile, offsets) = row_offsets(w, ctx, op, dst, &st.indices, n, 8, true)?;
     // Gather each row of each matrix from the lanes holding its elements, then write it where its lane says.
     let mut rows = vec![[0.0f64; 8]; 8 * n];
     for (lane, fragment) in fragments.iter().enumerate() {

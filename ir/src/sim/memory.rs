@@ -129,6 +129,17 @@ pub(super) struct PendingCopy {
     pub values: Vec<f64>,
     /// Byte range in shared memory.
     pub bytes: (u64, u64),
+    /// The copy op, for the race detector (the write it reports happens when the copy lands).
+    pub span: Span,
+}
+
+/// A copy that landed: which elements of which shared tile it wrote.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Landed {
+    pub tile: usize,
+    pub run: Run,
+    pub count: usize,
+    pub span: Span,
 }
 
 /// One thread's asynchronous copies: those not yet committed, and the committed groups, oldest first.
@@ -175,22 +186,25 @@ impl BlockShared {
         self.copies[thread].groups.push_back(open);
     }
 
-    /// Lands the thread's oldest groups until at most `keep` committed groups are pending.
-    pub fn wait(&mut self, thread: usize, keep: usize) {
+    /// Lands the thread's oldest groups until at most `keep` committed groups are pending; returns what landed.
+    pub fn wait(&mut self, thread: usize, keep: usize) -> Vec<Landed> {
+        let mut landed = Vec::new();
         while self.copies[thread].groups.len() > keep {
             if let Some(group) = self.copies[thread].groups.pop_front() {
                 for copy in group {
+                    landed.push(Landed { tile: copy.tile, run: copy.run, count: copy.values.len(), span: copy.span });
                     self.land(copy);
                 }
             }
         }
+        landed
     }
 
     /// Lands every copy still in flight (at the end of the block: the hardware would complete them too).
     pub fn drain(&mut self) {
         for thread in 0..self.copies.len() {
             self.commit(thread);
-            self.wait(thread, 0);
+            let _ = self.wait(thread, 0);
         }
     }
 

@@ -59,6 +59,7 @@ mod exec;
 mod matrix;
 mod memory;
 mod mma;
+mod race;
 
 use std::fmt::Write as _;
 
@@ -172,11 +173,13 @@ pub struct SimOptions {
     /// The most warp-operations the launch may execute.
     pub fuel: u64,
     pub probes: ProbeSpec,
+    /// Report data races between the warps of a block ([`race`]): on by default.
+    pub race_detection: bool,
 }
 
 impl Default for SimOptions {
     fn default() -> SimOptions {
-        SimOptions { fuel: DEFAULT_FUEL, probes: ProbeSpec::default() }
+        SimOptions { fuel: DEFAULT_FUEL, probes: ProbeSpec::default(), race_detection: true }
     }
 }
 

@@ -349,11 +349,17 @@ impl Lowering<'_> {
         }
     }
 
-    /// Before the first of consecutive copies: a barrier when the shared tile may still be read by other
-    /// warps (inside a loop, or after a `tile.copy_s2r` of it), the write-after-read hazard.
+    /// A barrier before a copy when another warp may still touch what it touches: before the first of
+    /// consecutive copies when the shared tile may still be read by other warps (inside a loop, or after a
+    /// `tile.copy_s2r` of it: write after read), and before a copy out of a global tile that this block
+    /// stored to (`tile.copy_r2g`) since the last barrier (read after write: `bar.sync` orders global memory
+    /// within the block too).
     pub(super) fn war_barrier(&mut self, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) {
-        if first_of_run && (in_loop || self.read_shared.contains(&tiles.dst)) {
-            self.emit(OpSpec::new(OpKind::Barrier));
+        let shared_war = first_of_run && (in_loop || self.read_shared.contains(&tiles.dst));
+        let global_raw = self.global_barriers && self.written_global.contains(&tiles.src);
+        if shared_war || global_raw {
+            self.emit(typed::Barrier {}.into_spec());
+            self.written_global.clear();
         }
     }
 }

@@ -22,6 +22,7 @@ impl<'f> Lowering<'f> {
             return Err(Diagnostic::error(span, "malformed 'tile.copy_r2g'"));
         };
         let Type::Tile(gt) = self.ty(dst).clone() else { return Err(Diagnostic::error(span, "malformed 'tile.copy_r2g'")) };
+        self.written_global.insert(dst);
         if idx.len() != 2 || gt.rank() != 2 {
             return Err(Diagnostic::error(span, "'tile.copy_r2g' lowering handles rank-2 tiles"));
         }

@@ -129,14 +129,26 @@ pub(crate) struct Lowering<'f> {
     pub bit_terms: HashMap<BitTermKey, (Value, Value)>,
     /// Shared tiles a `tile.copy_s2r` has read so far (for the WAR barrier before refilling them).
     pub read_shared: BTreeSet<Value>,
+    /// Global tiles a `tile.copy_r2g` has written since the last barrier: a `tile.copy_g2s` out of one reads
+    /// what other warps stored, so it needs a barrier first (read after write through global memory).
+    pub written_global: BTreeSet<Value>,
+    /// Whether to place that barrier ([`LowerTileToNvgpu::global_barriers`]; off only to test the simulator's
+    /// race detector).
+    pub global_barriers: bool,
     pub requirements: BTreeSet<String>,
     /// The same requirements, machine-checkable: `(argument, axis, multiple)`: the extent `axis` of the
     /// function's argument must be a multiple of `multiple` ([`ASYNC_COPY_ALIGNMENT_ATTR`]).
     pub alignment: BTreeSet<(i64, i64, i64)>,
 }
 
-/// Lowers one function.
+/// Lowers one function (placing every barrier, [`lower_func_with`]).
 pub fn lower_func(func: &mut Func) -> Result<(), Diagnostic> {
+    lower_func_with(func, true)
+}
+
+/// Lowers one function; `global_barriers = false` leaves out the barriers that order a block's global stores
+/// before its copies out of the same tile (for tests of the race detector only: the code is racy then).
+pub fn lower_func_with(func: &mut Func, global_barriers: bool) -> Result<(), Diagnostic> {
     // Layout assignment is idempotent; running it here makes the lowering usable on its own (it also writes
     // `num_warps` into the function).
     crate::layout_assignment::assign_layouts_in(func)?;
@@ -159,6 +171,8 @@ pub fn lower_func(func: &mut Func) -> Result<(), Diagnostic> {
         special: HashMap::new(),
         bit_terms: HashMap::new(),
         read_shared: BTreeSet::new(),
+        written_global: BTreeSet::new(),
+        global_barriers,
         requirements: BTreeSet::new(),
         alignment: BTreeSet::new(),
     };
@@ -266,20 +280,51 @@ impl<'f> Lowering<'f> {
 }
 
 /// The `lower-tile-to-nvgpu` pass (see the [module documentation](self)).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LowerTileToNvgpu;
+#[derive(Clone, Copy, Debug)]
+pub struct LowerTileToNvgpu {
+    /// Place the barriers that order a block's `tile.copy_r2g` stores before its `tile.copy_g2s` copies out of
+    /// the same global tile (`global-barriers=off` leaves them out: only to show the race detector a race).
+    pub global_barriers: bool,
+}
+
+impl Default for LowerTileToNvgpu {
+    fn default() -> LowerTileToNvgpu {
+        LowerTileToNvgpu { global_barriers: true }
+    }
+}
+
+impl LowerTileToNvgpu {
+    pub const NAME: &'static str = "lower-tile-to-nvgpu";
+    pub const DESCRIPTION: &'static str =
+        "lower tile ops to per-thread nvgpu ops (cp.async, ldmatrix through a CopyPlan, mma.sync, predicated stores)";
+
+    /// Builds the pass from its pipeline options (`global-barriers=on|off`).
+    pub fn from_options(options: &crate::options::PassOptions) -> Result<LowerTileToNvgpu, Diagnostic> {
+        options.expect_only(Self::NAME, &["global-barriers"])?;
+        let global_barriers = match options.get("global-barriers") {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => {
+                return Err(Diagnostic::error(options.span, format!("{}: global-barriers must be 'on' or 'off', not '{other}'", Self::NAME)))
+            }
+        };
+        Ok(LowerTileToNvgpu { global_barriers })
+    }
+}
 
 impl crate::Pass for LowerTileToNvgpu {
     fn name(&self) -> &'static str {
-        "lower-tile-to-nvgpu"
+        Self::NAME
     }
 
     fn description(&self) -> &'static str {
-        "lower tile ops to per-thread nvgpu ops (cp.async, ldmatrix through a CopyPlan, mma.sync, predicated stores)"
+        Self::DESCRIPTION
     }
 
     fn run(&self, module: &mut Module, cx: &mut crate::PassContext) -> Result<(), Diagnostic> {
-        lower_tile_to_nvgpu(module)?;
+        for func in &mut module.funcs {
+            lower_func_with(func, self.global_barriers)?;
+        }
         for func in &module.funcs {
             if let Ok(KernelAttrs { async_copy_requirements: Some(text), .. }) = KernelAttrs::of(func) {
                 cx.remark(func.span, format!("@{}: {text}", func.name));
