@@ -241,7 +241,7 @@ impl Warp {
         let mut race = ctx.race.borrow_mut();
         let (place, name) = (self.place(ctx), op.kind.name());
         if write {
-            race.write(space, len, run.positions(count), self.id, op.span, name, place)
+            race.write(space, len, run.positions(count).map(|p| (p, false)), self.id, op.span, name, place)
         } else {
             race.read(space, len, run.positions(count), self.id, op.span, name, place)
         }
@@ -565,7 +565,7 @@ impl Warp {
                     for landed in ctx.shared.wait((self.id * 32 + lane) as usize, keep) {
                         let len = ctx.shared.tiles[landed.tile].data.values.len();
                         let place = self.place(ctx);
-                        let positions = landed.run.positions(landed.count);
+                        let positions = landed.run.positions(landed.count).zip(landed.same_value);
                         let name = OpKind::DeviceAsyncCopy.name();
                         ctx.race.borrow_mut().write(RaceSpace::Shared(landed.tile), len, positions, self.id, landed.span, name, place)?;
                     }
@@ -762,20 +762,22 @@ impl Warp {
             let mem = self.mem(ctx, op, dst, lane)?;
             let index = self.indices(ctx, op, &store.indices, lane)?;
             let (run, _) = self.access(ctx, op, lane, mem, &index, count, access_align(&ty, count))?;
-            self.record_access(ctx, op, mem, run, count, true)?;
             let values: Vec<f64> = match self.val(value, lane) {
                 Val::Num(x) => vec![*x],
                 Val::Vector(v) => v.clone(),
                 _ => return Err(self.undefined(ctx, op, lane)),
             };
-            let data = match mem {
+            let (place, id) = (self.place(ctx), self.id);
+            let (data, space) = match mem {
                 MemRef::Global(i) => match &mut ctx.args[i] {
-                    SimArg::Tile(t) => t,
+                    SimArg::Tile(t) => (t, RaceSpace::Global(i)),
                     SimArg::Scalar(_) => return Err(self.undefined(ctx, op, lane)),
                 },
-                MemRef::Shared(i) => &mut ctx.shared.tiles[i].data,
+                MemRef::Shared(i) => (&mut ctx.shared.tiles[i].data, RaceSpace::Shared(i)),
             };
             let elem = data.elem;
+            let writes = run.positions(count).zip(&values).map(|(i, &v)| (i, data.values.get(i) == Some(&round_to(elem, v))));
+            ctx.race.borrow_mut().write(space, data.values.len(), writes, id, op.span, op.kind.name(), place)?;
             for (i, v) in run.positions(count).zip(values) {
                 data.values[i] = round_to(elem, v);
             }

@@ -134,12 +134,14 @@ pub(super) struct PendingCopy {
 }
 
 /// A copy that landed: which elements of which shared tile it wrote.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct Landed {
     pub tile: usize,
     pub run: Run,
     pub count: usize,
     pub span: Span,
+    /// For each element written, whether it already held the value the copy wrote.
+    pub same_value: Vec<bool>,
 }
 
 /// One thread's asynchronous copies: those not yet committed, and the committed groups, oldest first.
@@ -192,7 +194,10 @@ impl BlockShared {
         while self.copies[thread].groups.len() > keep {
             if let Some(group) = self.copies[thread].groups.pop_front() {
                 for copy in group {
-                    landed.push(Landed { tile: copy.tile, run: copy.run, count: copy.values.len(), span: copy.span });
+                    let data = &self.tiles[copy.tile].data;
+                    let same_value =
+                        copy.run.positions(copy.values.len()).zip(&copy.values).map(|(i, &v)| data.values.get(i) == Some(&round_to(data.elem, v))).collect();
+                    landed.push(Landed { tile: copy.tile, run: copy.run, count: copy.values.len(), span: copy.span, same_value });
                     self.land(copy);
                 }
             }

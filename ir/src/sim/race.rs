@@ -9,6 +9,9 @@
 //! `nvgpu.device_async_wait`: that is the access the other warps must be ordered after (a wait followed by a
 //! barrier), so the write is recorded there, in the waiting warp's interval.
 //!
+//! Two warps storing the same value to one element are not a reported race: the element ends up holding that
+//! value either way (the replicated layouts of small register tiles store identical copies from every warp).
+//!
 //! Accesses within one warp are ordered by program order (warp-synchronous execution) and never race here.
 //! Global memory is checked within a block only: blocks are not ordered by barriers at all, and a kernel whose
 //! blocks write what other blocks read is outside what tilec's programs do.
@@ -125,13 +128,16 @@ impl RaceDetector {
         Ok(())
     }
 
-    /// Records that `warp` wrote the elements at `positions` of `space` (of `len` elements) in `op`.
+    /// Records that `warp` wrote the elements at `positions` of `space` (of `len` elements) in `op`; with each
+    /// position, whether the write stores the value already there. Two warps writing the same value to one
+    /// element is not reported (the replicated register layouts of small tiles store identical copies from
+    /// every warp): whichever lands last, the element holds that value.
     #[allow(clippy::too_many_arguments)]
     pub fn write(
         &mut self,
         space: RaceSpace,
         len: usize,
-        positions: impl IntoIterator<Item = usize>,
+        positions: impl IntoIterator<Item = (usize, bool)>,
         warp: u32,
         span: Span,
         op: &'static str,
@@ -142,9 +148,9 @@ impl RaceDetector {
         }
         let now = Access { stamp: self.stamp(), warp, span, op };
         let Some(cells) = self.cells(space, len) else { return Ok(()) };
-        for p in positions {
+        for (p, same_value) in positions {
             let Some(cell) = cells.get_mut(p) else { continue };
-            if let Some(w) = cell.write.filter(|w| w.stamp == now.stamp && w.warp != warp) {
+            if let Some(w) = cell.write.filter(|w| w.stamp == now.stamp && w.warp != warp && !same_value) {
                 return Err(race(space, w, now, "writes", "wrote", place));
             }
             if let Some(r) = cell.read.filter(|r| r.stamp == now.stamp && (r.warp != warp || cell.read_by_another_warp)) {
