@@ -98,7 +98,7 @@ fuzz-smoke:
 	@$(call header,fuzz: tilec-fuzz --iterations $(FUZZ_ITERATIONS) --seconds $(FUZZ_SECONDS))
 	$(CARGO_TARGET_DIR)/release/tilec-fuzz --iterations $(FUZZ_ITERATIONS) --seconds $(FUZZ_SECONDS) --seed 0 --root $(ROOT)
 
-# No unwrap/expect/panic! reachable from user input ([lints.clippy] in ir/, layout/, passes/, gpu-runner/, driver/Cargo.toml;
+# No unwrap/expect/panic! reachable from user input ([lints.clippy] in ir/, layout/, passes/, compiler/, gpu-runner/, driver/Cargo.toml;
 # a scoped #[allow] only where an `// Invariant:` comment says why it cannot fail), and clippy clean under
 # -D warnings.
 lint:
@@ -106,7 +106,7 @@ lint:
 	if ! $(CARGO) clippy --version >/dev/null 2>&1; then
 	  printf '\033[1;33mlint: SKIPPED: cargo clippy is not installed\033[0m\n'; exit 0
 	fi
-	$(CARGO) clippy --release -p tilec-ir -p tilec-layout -p tilec-passes -p tilec-lower-ptx -p tilec-gpu-runner --lib --bins -- -D warnings
+	$(CARGO) clippy --release -p tilec-ir -p tilec-layout -p tilec-passes -p tilec-lower-ptx -p tilec-compiler -p tilec-gpu-runner --lib --bins -- -D warnings
 	$(CARGO) clippy --release -p tilec --lib --bins -- -D warnings
 
 clean:

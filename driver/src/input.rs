@@ -32,6 +32,17 @@ pub fn diagnostics(source: &SourceFile, diagnostics: Vec<tilec_ir::Diagnostic>) 
     DriverError::Diagnostics { source_file: Box::new(source.clone()), diagnostics }
 }
 
+/// A front-door failure as a driver error: diagnostics located in `source` (a bad `--pipeline` string's in
+/// the string itself), or a usage error.
+pub fn compile_error(source: &SourceFile, error: tilec_compiler::CompileError) -> DriverError {
+    use tilec_compiler::CompileError;
+    match error {
+        CompileError::Pipeline { text, diagnostic } => diagnostics(&SourceFile::new("--pipeline", text), vec![diagnostic]),
+        CompileError::Misaligned(message) | CompileError::Unsupported(message) => DriverError::Usage(message),
+        other => diagnostics(source, other.diagnostics()),
+    }
+}
+
 /// Writes `contents` to `path` (stdout for `-`), all or nothing: a temporary file beside the target is
 /// renamed over it, so a failure never leaves a partial output. Devices and pipes are written in place.
 pub fn write_output(path: &str, contents: &[u8]) -> Result<(), DriverError> {

@@ -19,7 +19,8 @@ use tilec_ir::types::{Dim, ScalarType, Type};
 use tilec_ir::verify::verify_module;
 use tilec_ir::{expect, parse_module, print_module, Func, Module, SourceFile};
 use tilec_ir::Target;
-use tilec_passes::{default_pipeline, full_pipeline, PassContext, PassManager, PassRegistry};
+use tilec_compiler::{CompileError, Compiler, Options};
+use tilec_passes::{default_pipeline, full_pipeline};
 
 /// What kind of bug an input revealed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -204,23 +205,22 @@ pub fn target(input: &str, config: &TargetConfig) -> Result<Reached, Finding> {
         reached = Reached::Executed;
     }
 
-    let registry = PassRegistry::with_builtin();
-    // The tile-level pipeline, the whole pipeline down to nvgpu for two targets, then each registered pass
-    // alone (most decline IR they were not meant for, with a diagnostic; none may panic).
+    // Through the front door (`tilec_compiler::Compiler::lower`, what `tilec` and `tilec sim` run), without a
+    // backend: the tile-level pipeline, the whole pipeline down to nvgpu for two targets, then each
+    // registered pass alone (most decline IR they were not meant for, with a diagnostic; none may panic).
+    let compiler = Compiler::new();
     let mut pipelines: Vec<(String, Target)> = vec![
         (default_pipeline(Target::Sm80).to_string(), Target::Sm80),
         (full_pipeline(Target::Sm80), Target::Sm80),
         (full_pipeline(Target::Sm90), Target::Sm90),
     ];
-    pipelines.extend(registry.names().into_iter().map(|n| (n.to_string(), Target::Sm80)));
+    pipelines.extend(compiler.registry().names().into_iter().map(|n| (n.to_string(), Target::Sm80)));
     for (pipeline, target) in pipelines {
-        let Ok(pm) = PassManager::from_pipeline(&registry, &pipeline) else { continue };
-        let mut optimised = module.clone();
-        let mut cx = PassContext::new(target);
-        match pm.run(&mut optimised, &mut cx) {
-            Ok(_) => {}
-            Err(e) => {
-                let Some(first) = e.diagnostics.0.first() else { continue };
+        let options = Options { pipeline: Some(pipeline.clone()), ..Options::for_target(target) };
+        let optimised = match compiler.lower(module.clone(), &options) {
+            Ok(lowered) => lowered.module,
+            Err(CompileError::Pass { diagnostics, .. }) => {
+                let Some(first) = diagnostics.0.first() else { continue };
                 let broke = first.notes.iter().any(|n| n.message.contains("the pass broke it"));
                 if first.message.contains("' panicked: ") {
                     let pass = first.message.split('\'').nth(1).unwrap_or("?");
@@ -230,15 +230,17 @@ pub fn target(input: &str, config: &TargetConfig) -> Result<Reached, Finding> {
                     let pass = first.message.split('\'').nth(1).unwrap_or("?");
                     return Err(Finding {
                         kind: FindingKind::PassBrokeIr,
-                        message: e.diagnostics.to_string(),
+                        message: diagnostics.to_string(),
                         signature: format!("pass {pass}"),
                     });
                 }
                 // A diagnostic: the pass declined the input, which is allowed.
-                let _ = source.render(&e.diagnostics.0, false);
+                let _ = source.render(&diagnostics.0, false);
                 continue;
             }
-        }
+            // A pipeline that does not parse (none of these), or an input that does not verify (verified above).
+            Err(_) => continue,
+        };
         round_trip(&optimised, &format!("the output of '{pipeline}'"))?;
         let grids: Vec<Option<[u32; 3]>> = original.iter().map(|r| r.as_ref().map(|r| r.grid)).collect();
         let after = run_module_with(&optimised, config, &grids);

@@ -23,7 +23,6 @@ use tilec_ir::interp::{self, ArgShapes, ArgValue};
 use tilec_ir::sim::{self, SimArg};
 use tilec_ir::{Module, OpKind};
 use tilec_ir::Target;
-use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
 
 fn load(name: &str) -> Module {
     let path = tilec_tests::examples_dir().join(name);
@@ -32,9 +31,9 @@ fn load(name: &str) -> Module {
 }
 
 fn lowered(name: &str, target: Target) -> Module {
-    let mut m = load(name);
-    let pm = PassManager::from_pipeline(&PassRegistry::with_builtin(), &full_pipeline(target)).unwrap_or_else(|d| panic!("{d:?}"));
-    pm.run(&mut m, &mut PassContext::new(target)).unwrap_or_else(|e| panic!("{name} for {target:?}: {e:?}"));
+    let m = tilec_compiler::lower(load(name), &tilec_compiler::Options::for_target(target))
+        .unwrap_or_else(|e| panic!("{name} for {target:?}: {e:?}"))
+        .module;
     tilec_ir::verify::verify_module(&m).unwrap_or_else(|d| panic!("{name}: {d}"));
     m
 }

@@ -10,9 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use tilec_ir::{parse_module, print_module};
-use tilec_ir::Target;
-use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
+use tilec_compiler::{Emit, Options};
+use tilec_ir::parse_module;
 use tilec_tests::{display_path, examples_dir};
 
 fn snapshot_dir() -> PathBuf {
@@ -49,18 +48,19 @@ fn tile_examples() -> Vec<PathBuf> {
     found
 }
 
-/// Parses `path` and runs the whole default pipeline for sm_80 on it (verifying after every pass).
+/// Parses `path` and compiles it through the front door to nvgpu-level IR for sm_80 (the whole default
+/// pipeline, verifying after every pass): what `tilec FILE --emit nvgpu` prints.
 fn lower(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut module = parse_module(&text).unwrap_or_else(|d| panic!("{}: {d}", path.display()));
-    let registry = PassRegistry::with_builtin();
-    let pipeline = full_pipeline(Target::Sm80);
-    let pm = PassManager::from_pipeline(&registry, &pipeline).unwrap_or_else(|d| panic!("{pipeline}: {d}"));
-    if let Err(e) = pm.run(&mut module, &mut PassContext::new(Target::Sm80)) {
-        let messages: Vec<String> = e.diagnostics.0.iter().map(|d| d.to_string()).collect();
-        panic!("{}: the default pipeline failed: {}", path.display(), messages.join("; "));
+    let module = parse_module(&text).unwrap_or_else(|d| panic!("{}: {d}", path.display()));
+    let options = Options { emit: Emit::Nvgpu, ..Options::default() };
+    match tilec_compiler::compile(module, &options) {
+        Ok(compiled) => compiled.output,
+        Err(e) => {
+            let messages: Vec<String> = e.diagnostics().iter().map(|d| d.to_string()).collect();
+            panic!("{}: the default pipeline failed: {}", path.display(), messages.join("; "));
+        }
     }
-    print_module(&module)
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The warp simulator equals the interpreter on random tile shapes and dtypes (issue 10): generated
 //! tile-level kernels (global → shared → registers, optionally a `tile.mma`, an elementwise epilogue, back
 //! to global) are run by the reference interpreter, lowered by the whole default pipeline
-//! (`tilec_passes::full_pipeline`: cleanup, layout-assignment, swizzle, lower-tile-to-nvgpu, cleanup) and
+//! (`tilec_compiler::lower` with the default options: `tilec_passes::full_pipeline`, cleanup, layout-assignment, swizzle, lower-tile-to-nvgpu, cleanup) and
 //! run by the warp simulator on the same inputs; every output element must agree, bit-exactly for
 //! integers and copies, within the tolerance of `tilec sim`/`tilec compare` for float MMAs (the two round
 //! the MMA's partial sums differently; see `tilec_ir::interp` and `tilec_ir::sim`).
@@ -15,7 +15,7 @@ use tilec_ir::interp::{self, ArgShapes, ArgValue, Launch};
 use tilec_ir::sim::{self, SimArg};
 use tilec_ir::ScalarType;
 use tilec_ir::Target;
-use tilec_passes::{full_pipeline, PassContext, PassManager, PassRegistry};
+use tilec_compiler::{CompileError, Options};
 
 /// One generated kernel.
 #[derive(Clone, Debug)]
@@ -113,16 +113,17 @@ fn compare(kernel: &Kernel, seed: u64) -> Result<(), Option<String>> {
     let mut expected = inputs.clone();
     interp::run(func, &mut expected, &Launch::new([1, 1, 1])).map_err(|e| Some(format!("interpreter: {e}\n{}", kernel.text)))?;
 
-    let mut lowered = module.clone();
-    let registry = PassRegistry::with_builtin();
-    let pm = PassManager::from_pipeline(&registry, &full_pipeline(Target::Sm80)).map_err(|d| Some(format!("pipeline: {}", d.message)))?;
-    if let Err(e) = pm.run(&mut lowered, &mut PassContext::new(Target::Sm80)) {
-        let text = e.diagnostics.to_string();
-        if text.contains("panicked") || text.contains("the pass broke it") {
-            return Err(Some(format!("the lowering failed badly: {text}\n{}", kernel.text)));
+    let lowered = match tilec_compiler::lower(module.clone(), &Options::for_target(Target::Sm80)) {
+        Ok(lowered) => lowered.module,
+        Err(CompileError::Pass { diagnostics, .. }) => {
+            let text = diagnostics.to_string();
+            if text.contains("panicked") || text.contains("the pass broke it") {
+                return Err(Some(format!("the lowering failed badly: {text}\n{}", kernel.text)));
+            }
+            return Err(None);
         }
-        return Err(None);
-    }
+        Err(e) => return Err(Some(format!("lowering: {e}"))),
+    };
     let mut args: Vec<SimArg> = inputs
         .into_iter()
         .map(|a| match a {

@@ -22,11 +22,11 @@ use tilec_ir::{Func, ScalarType, Target, Type};
 use tilec_lower_ptx::{AbiRole, KernelInfo};
 
 use crate::cli::{Backend, BenchArgs};
-use crate::commands::bundle::{alignment_variant, lower_kernel, lower_variant, AlignmentVariant};
+use tilec_compiler::{alignment_variant, AlignmentVariant, Compiler, Options};
 use crate::commands::interp::select_func;
 use crate::error::DriverError;
 use crate::target::{parse_target, target_of};
-use crate::input::{diagnostics, parse_and_verify, read_source};
+use crate::input::{compile_error, diagnostics, parse_and_verify, read_source};
 use roles::GemmRoles;
 
 /// `--shape M,N,K`.
@@ -61,7 +61,9 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
     // Compile once per variant: M, N and K are run-time parameters of the kernel, but a shape whose rows are
     // not 16-byte aligned needs narrower copies (`alignment_variant`). The kernel as written is lowered once;
     // each new variant once more.
-    let base = lower_kernel(func, target, &source)?;
+    let compiler = Compiler::new();
+    let options = Options { target, backend: args.backend.into(), ..Options::default() };
+    let base = compiler.lower_kernel(func, &options).map_err(|e| compile_error(&source, e))?;
     let mut variants: HashMap<Option<String>, (String, KernelInfo)> = HashMap::new();
     let mut variant_for = |gemm: &GemmSpec| -> Result<(String, KernelInfo, Option<AlignmentVariant>), DriverError> {
         let extents = gemm_extents(func, &roles, gemm);
@@ -73,18 +75,15 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
         let lowered;
         let single = match &variant {
             Some(v) => {
-                lowered = lower_variant(func, target, &source, v, &extents)?;
+                lowered = compiler.lower_variant(func, &options, v, &extents).map_err(|e| compile_error(&source, e))?;
                 &lowered
             }
             None => &base,
         };
-        let opt = tilec_lower_ptx::OptLevel::O3;
-        let (ptx, kernels) = tilec_lower_ptx::compile(single, target, args.backend.into(), opt)
-            .map(|c| (c.ptx, c.kernels))
-            .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
-        let kernel = kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
-        variants.insert(key, (ptx.clone(), kernel.clone()));
-        Ok((ptx, kernel, variant))
+        let emitted = compiler.emit(single, &options).map_err(|e| compile_error(&source, e))?;
+        let kernel = emitted.kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
+        variants.insert(key, (emitted.output.clone(), kernel.clone()));
+        Ok((emitted.output, kernel, variant))
     };
     let backend = match args.backend {
         Backend::Llvm => "llvm",

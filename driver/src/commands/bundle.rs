@@ -10,14 +10,14 @@ use tilec_gpu_runner::{Buffer, Bundle, Param, RandomFill};
 use tilec_ir::data::TensorData;
 use tilec_ir::interp::{self, ArgValue};
 use tilec_ir::sim::{self, SimArg};
-use tilec_ir::{Module, ScalarType};
+use tilec_compiler::Options;
+use tilec_ir::ScalarType;
 use tilec_lower_ptx::{AbiRole, KernelInfo};
-use tilec_passes::{PassContext, PassManager, PassRegistry};
 
 use crate::cli::BundleArgs;
 use crate::commands::interp::{arg_names, located_or_usage, prepare, select_func};
 use crate::error::DriverError;
-use crate::input::{diagnostics, parse_and_verify, read_source};
+use crate::input::{compile_error, diagnostics, parse_and_verify, read_source};
 
 /// What `tilec compare` needs besides the buffers: written as `meta.json` beside `bundle.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -107,11 +107,10 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     // Compile the kernel alone.
     let target = crate::target::parse_target(&args.target)?;
     let extents = tensor_extents(&values);
-    let (single, note) = lower_for_extents(func, target, &source, &extents)?;
-    let (ptx, kernels) = tilec_lower_ptx::compile(&single, target, args.backend.into(), tilec_lower_ptx::OptLevel::O3)
-        .map(|c| (c.ptx, c.kernels))
-        .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
-    let kernel = kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
+    let options = Options { target, backend: args.backend.into(), ..Options::default() };
+    let (compiled, note) = tilec_compiler::compile_for_extents(func, &options, &extents).map_err(|e| compile_error(&source, e))?;
+    let ptx = compiled.output;
+    let kernel = compiled.kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
 
     let dir = Path::new(&args.output);
     std::fs::create_dir_all(dir).map_err(|e| DriverError::io(&args.output, &e))?;
@@ -156,147 +155,6 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
         "{note}{}: @{} for {}, grid [{}, {}, {}], block {}, {} B shared; expected results from the {oracle}\n",
         args.output, kernel.name, target, launch.grid[0], launch.grid[1], launch.grid[2], kernel.block[0], kernel.shared_bytes
     ))
-}
-
-/// Refuses a launch whose tensor extents break the lowered kernel's alignment requirements (the
-/// `async_copy_alignment` attribute: argument, axis, multiple), which would fault on the GPU with a misaligned
-/// address. `extents[i]`: the logical shape of argument `i` when it is a tensor. [`lower_for_extents`] picks a
-/// variant that does not break them and checks it here, so this error would mean a lowering that does not
-/// keep to the `global_alignment` it was given.
-fn check_alignment(lowered: &tilec_ir::Func, extents: &[Option<Vec<u64>>]) -> Result<(), DriverError> {
-    let names = arg_names(lowered);
-    for (arg, axis, multiple) in alignment_requirements(lowered) {
-        let Some(Some(shape)) = extents.get(arg) else { continue };
-        let Some(&extent) = shape.get(axis) else { continue };
-        if multiple > 1 && extent % multiple != 0 {
-            let name = names.get(arg).map_or("?", String::as_str);
-            return Err(DriverError::Usage(format!(
-                "%{name} is {}: its extent {axis} ({extent}) must be a multiple of {multiple}, or its copies from global memory would be misaligned (the kernel's async_copy_requirements)",
-                shape.iter().map(u64::to_string).collect::<Vec<_>>().join("x")
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The kernel lowered for a launch with these tensor extents (`extents[i]`: the logical shape of argument `i`
-/// when it is a tensor). When the extents break the alignment its copies assume (rows of a global tile whose
-/// length in bytes is not a multiple of 16, say), the kernel is lowered again with `global_alignment` set per
-/// argument to what the extents allow: narrower cp.async, or synchronous copies below 4 bytes. A kernel
-/// variant picked at launch, like CUTLASS's alignment parameter or Triton's divisibility specialization;
-/// the note returned says which.
-pub fn lower_for_extents(
-    func: &tilec_ir::Func,
-    target: tilec_ir::Target,
-    source: &tilec_ir::SourceFile,
-    extents: &[Option<Vec<u64>>],
-) -> Result<(Module, Option<AlignmentVariant>), DriverError> {
-    let single = lower_kernel(func, target, source)?;
-    let Some(variant) = single.funcs.first().and_then(|lowered| alignment_variant(func, lowered, extents)) else { return Ok((single, None)) };
-    let single = lower_variant(func, target, source, &variant, extents)?;
-    Ok((single, Some(variant)))
-}
-
-/// The variant a launch with these extents needs, given `lowered`, the kernel as written and lowered; `None`
-/// when that one copies them correctly. (For callers that lower the kernel once for many launches.)
-pub fn alignment_variant(func: &tilec_ir::Func, lowered: &tilec_ir::Func, extents: &[Option<Vec<u64>>]) -> Option<AlignmentVariant> {
-    let alignment = alignment_for_extents(func, lowered, extents)?;
-    let attr = tilec_ir::Attribute::Array(alignment.iter().map(|&a| tilec_ir::Attribute::Int(a as i64)).collect());
-    let names = arg_names(func);
-    let narrowed: Vec<String> = alignment
-        .iter()
-        .enumerate()
-        .filter(|&(_, &a)| a < 16)
-        .map(|(i, &a)| {
-            let how = if a < 4 { "synchronous loads".to_string() } else { format!("cp.async of {a} bytes") };
-            format!("%{} with {how}", names.get(i).map_or("?", String::as_str))
-        })
-        .collect();
-    let note = format!(
-        "note: @{}: not every row (column, if column-major) of the launch's tensors is 16-byte aligned; compiled with {} = {attr}: {}",
-        func.name,
-        tilec_passes::lower::GLOBAL_ALIGNMENT_ATTR,
-        narrowed.join(", ")
-    );
-    Some(AlignmentVariant { attr, note })
-}
-
-/// The kernel lowered with the variant's `global_alignment`; checked against the extents it was picked for.
-pub fn lower_variant(
-    func: &tilec_ir::Func,
-    target: tilec_ir::Target,
-    source: &tilec_ir::SourceFile,
-    variant: &AlignmentVariant,
-    extents: &[Option<Vec<u64>>],
-) -> Result<Module, DriverError> {
-    let mut narrowed = func.clone();
-    narrowed.attrs.insert(tilec_passes::lower::GLOBAL_ALIGNMENT_ATTR.into(), variant.attr.clone());
-    let single = lower_kernel(&narrowed, target, source)?;
-    if let Some(lowered) = single.funcs.first() {
-        check_alignment(lowered, extents)?;
-    }
-    Ok(single)
-}
-
-/// The variant [`lower_for_extents`] picked for a launch whose rows are not all 16-byte aligned.
-#[derive(Clone, Debug)]
-pub struct AlignmentVariant {
-    /// The `global_alignment` it was compiled with.
-    pub attr: tilec_ir::Attribute,
-    /// A `note: ...` line for the user.
-    pub note: String,
-}
-
-/// What a launch needs of `global_alignment` (bytes, one per argument) when `lowered` (the kernel as
-/// written, lowered) cannot copy its tensors: each broken row-length requirement narrows its argument to the
-/// largest power of two (at most 16) dividing the row length in bytes, within what the kernel's own
-/// attribute already says. `None` when every requirement holds.
-fn alignment_for_extents(func: &tilec_ir::Func, lowered: &tilec_ir::Func, extents: &[Option<Vec<u64>>]) -> Option<Vec<u64>> {
-    use tilec_ir::Attribute;
-    let args = func.args();
-    let mut alignment: Vec<u64> = match func.attrs.get(tilec_passes::lower::GLOBAL_ALIGNMENT_ATTR) {
-        Some(Attribute::Int(n)) => vec![*n as u64; args.len()],
-        Some(Attribute::Array(items)) if items.len() == args.len() => items.iter().map(|a| a.as_int().unwrap_or(16) as u64).collect(),
-        _ => vec![16; args.len()],
-    };
-    let mut broken = false;
-    for (arg, axis, multiple) in alignment_requirements(lowered) {
-        let Some(Some(shape)) = extents.get(arg) else { continue };
-        let Some(&extent) = shape.get(axis) else { continue };
-        if multiple <= 1 || extent % multiple == 0 {
-            continue;
-        }
-        broken = true;
-        let elem_bytes = u64::from(func.body.ty(args[arg]).element_type().bit_width()).div_ceil(8).max(1);
-        let row_bytes = extent * elem_bytes;
-        let allowed = 1u64 << row_bytes.trailing_zeros().min(4);
-        alignment[arg] = alignment[arg].min(allowed);
-    }
-    broken.then_some(alignment)
-}
-
-/// The lowered kernel's `async_copy_alignment` entries: (argument, axis, multiple).
-fn alignment_requirements(lowered: &tilec_ir::Func) -> Vec<(usize, usize, u64)> {
-    let Some(tilec_ir::Attribute::Array(items)) = lowered.attrs.get(tilec_passes::lower::ASYNC_COPY_ALIGNMENT_ATTR) else { return Vec::new() };
-    items
-        .iter()
-        .filter_map(|item| {
-            let tilec_ir::Attribute::Array(t) = item else { return None };
-            let [Some(arg), Some(axis), Some(multiple)] = [0, 1, 2].map(|i| t.get(i).and_then(tilec_ir::Attribute::as_int)) else { return None };
-            Some((usize::try_from(arg).ok()?, usize::try_from(axis).ok()?, u64::try_from(multiple).ok()?))
-        })
-        .collect()
-}
-
-/// One kernel alone, through the default pipeline down to nvgpu-level IR (what `bundle` compiles and `sim`
-/// simulates).
-pub fn lower_kernel(func: &tilec_ir::Func, target: tilec_ir::Target, source: &tilec_ir::SourceFile) -> Result<Module, DriverError> {
-    let mut single = Module { funcs: vec![func.clone()] };
-    let pipeline = tilec_passes::full_pipeline(target);
-    let registry = PassRegistry::with_builtin();
-    let pm = PassManager::from_pipeline(&registry, &pipeline).map_err(|d| DriverError::Usage(d.message))?;
-    pm.run(&mut single, &mut PassContext::new(target)).map_err(|e| diagnostics(source, e.diagnostics.0))?;
-    Ok(single)
 }
 
 fn to_json<T: Serialize>(value: &T) -> String {

@@ -3,11 +3,11 @@
 //! pipeline and the same backend translation (with its target rules) as compilation, so what the pipeline
 //! cannot lower is reported here at the op, never after an "ok".
 
-use tilec_passes::{PassContext, PassManager, PassRegistry};
+use tilec_compiler::{Emit, OptLevel, Options};
 
 use crate::cli::CheckArgs;
 use crate::error::DriverError;
-use crate::input::{diagnostics, parse_and_verify, read_source};
+use crate::input::{compile_error, parse_and_verify, read_source};
 use crate::target::parse_target;
 
 /// Returns the text to print on success.
@@ -27,16 +27,14 @@ pub fn run(args: &CheckArgs) -> Result<String, DriverError> {
         };
     }
     let target = parse_target(&args.target)?;
-    let mut module = parse_and_verify(&source)?;
+    let module = parse_and_verify(&source)?;
     let mut ops = 0usize;
     for f in &module.funcs {
         f.body.walk(f.entry, &mut |_| ops += 1);
     }
-    let pipeline = tilec_passes::full_pipeline(target);
-    let pm = PassManager::from_pipeline(&PassRegistry::with_builtin(), &pipeline)
-        .map_err(|d| DriverError::Usage(format!("the default pipeline does not parse: {}", d.message)))?;
-    pm.run(&mut module, &mut PassContext::new(target)).map_err(|e| diagnostics(&source, e.diagnostics.0))?;
-    tilec_lower_ptx::emit_ir(&module, target, tilec_lower_ptx::Backend::Llvm, tilec_lower_ptx::OptLevel::O0)
-        .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
-    Ok(format!("{}: ok ({} function(s), {ops} op(s); lowers for {target})\n", source.name, module.funcs.len()))
+    let funcs = module.funcs.len();
+    // The whole pipeline and the LLVM translation (unoptimised: only its target rules matter here).
+    let options = Options { target, emit: Emit::Llvm, opt_level: OptLevel::O0, ..Options::default() };
+    tilec_compiler::compile(module, &options).map_err(|e| compile_error(&source, e))?;
+    Ok(format!("{}: ok ({funcs} function(s), {ops} op(s); lowers for {target})\n", source.name))
 }

@@ -1,18 +1,20 @@
-//! `tilec FILE [-o OUT] [--emit ...]`: the compiler proper. The pipeline reads top to bottom: parse, verify,
-//! run the pass pipeline, emit.
+//! `tilec FILE [-o OUT] [--emit ...]`: the compiler proper. Reads top to bottom: read (or hit the cache), parse,
+//! verify, then the front door (`tilec_compiler::compile`: pipeline and backend), then print what it logged and
+//! write the output and manifest.
 
 use std::io::Write;
 use std::time::Instant;
 
-use tilec_ir::{Module, SourceFile};
+use tilec_compiler::{CompileError, Log, Options, PrintIr};
+use tilec_ir::SourceFile;
 use tilec_ir::Target;
-use tilec_passes::{PassContext, PassManager, PassRegistry, TimingKind, TimingReport};
+use tilec_passes::TimingKind;
 
 use crate::cache::{Cache, Key, KeyBuilder};
 use crate::cli::{Backend, CompileArgs, Emit, Report};
 use crate::error::DriverError;
 use crate::target::parse_target;
-use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
+use crate::input::{compile_error, parse_and_verify, read_source, write_output};
 
 pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     let target = parse_target(&args.target)?;
@@ -33,107 +35,85 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
             return write_output(&args.output, &output);
         }
     }
-    let mut module = parse_and_verify(&source)?;
+    let module = parse_and_verify(&source)?;
     let front_end = start.elapsed();
-    let mut timing = run_pipeline(args, target, &source, &mut module)?;
-    if args.report.contains(&Report::BankConflicts) {
-        if emit == Emit::Tir {
-            return Err(DriverError::Usage("--report bank-conflicts looks at lowered code: use it with --emit nvgpu, llvm or ptx".into()));
+    let options = options(args, target, opt);
+    let compiled = match tilec_compiler::compile(module, &options) {
+        Ok(compiled) => compiled,
+        Err(e) => {
+            // What the pipeline logged before the failure (remarks and reports only when it finished).
+            if let Some(log) = e.log() {
+                print_log(args, &source, log, matches!(e, CompileError::Backend { .. }));
+            }
+            return Err(compile_error(&source, e));
         }
-        let options = tilec_passes::bank_conflicts::BankConflictOptions::default();
-        for report in tilec_passes::bank_conflicts::analyze_module_bank_conflicts(&module, &options) {
-            let text = report.render(Some(&source));
-            eprint!("{text}{}", if text.ends_with('\n') { "" } else { "\n" });
-        }
-    }
-    let emit_start = Instant::now();
-    let mut kernels = Vec::new();
-    let mut manifest_json = None;
-    let output = match emit {
-        Emit::Tir | Emit::Nvgpu => tilec_ir::print_module(&module),
-        Emit::Llvm => tilec_lower_ptx::emit_ir(&module, target, tilec_lower_ptx::Backend::Llvm, opt)
-            .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
-        Emit::Ptx => {
-            let compiled = tilec_lower_ptx::compile(&module, target, args.backend.into(), opt)
-                .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
-            kernels = compiled.kernels;
-            compiled.ptx
-        }
-        Emit::Mlir => tilec_lower_ptx::emit_ir(&module, target, tilec_lower_ptx::Backend::Mlir, opt)
-            .map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?,
     };
+    print_log(args, &source, &compiled.log, true);
+    if args.report.contains(&Report::BankConflicts) && emit == Emit::Tir {
+        return Err(DriverError::Usage("--report bank-conflicts looks at lowered code: use it with --emit nvgpu, llvm or ptx".into()));
+    }
+    let mut manifest_json = None;
     if let Some(path) = &args.manifest {
         if emit != Emit::Ptx {
             return Err(DriverError::Usage("--manifest describes PTX kernels: use it with --emit ptx".into()));
         }
-        let json = serde_json::to_string_pretty(&kernels).map_err(|e| DriverError::Usage(format!("manifest: {e}")))?;
+        let json = serde_json::to_string_pretty(&compiled.kernels).map_err(|e| DriverError::Usage(format!("manifest: {e}")))?;
         let json = format!("{json}\n");
         write_output(path, json.as_bytes())?;
         manifest_json = Some(json);
     }
-    write_output(&args.output, output.as_bytes())?;
+    write_output(&args.output, compiled.output.as_bytes())?;
     if let Some((cache, keys)) = &cached {
-        keys.store(cache, output.as_bytes(), manifest_json.as_deref().map(str::as_bytes));
+        keys.store(cache, compiled.output.as_bytes(), manifest_json.as_deref().map(str::as_bytes));
     }
-    if let Some(timing) = timing.as_mut() {
+    if let Some(mut timing) = compiled.timing {
         timing.push_front("parse + verify", TimingKind::Other, front_end);
-        timing.push("emit", TimingKind::Other, emit_start.elapsed());
         eprint!("{timing}");
     }
     Ok(())
 }
 
-/// Runs the pass pipeline over the module; returns the timing report when `--timing` asked for one.
-pub fn run_pipeline(
-    args: &CompileArgs,
-    target: Target,
-    source: &SourceFile,
-    module: &mut Module,
-) -> Result<Option<TimingReport>, DriverError> {
-    let registry = PassRegistry::with_builtin();
-    let default = match args.emit() {
-        Emit::Tir => tilec_passes::default_pipeline(target).to_string(),
-        _ => tilec_passes::full_pipeline(target),
-    };
-    let text = args.pipeline.as_deref().unwrap_or(&default);
-    let mut pm = PassManager::from_pipeline(&registry, text)
-        .map_err(|d| diagnostics(&SourceFile::new("--pipeline", text), vec![d]))?
-        .verify_each(!args.no_verify_each)
-        .print_ir_after_all(args.print_ir_after_all)
-        .timing(args.timing);
-    for name in &args.print_ir_after {
-        pm = pm.print_ir_after(name);
+/// The front door's options from the command line.
+pub fn options(args: &CompileArgs, target: Target, opt: tilec_lower_ptx::OptLevel) -> Options {
+    let emit = args.emit();
+    Options {
+        target,
+        backend: args.backend.into(),
+        opt_level: opt,
+        emit: emit.into(),
+        pipeline: args.pipeline.clone(),
+        verify_each: !args.no_verify_each,
+        timing: args.timing,
+        print_ir: PrintIr {
+            after_all: args.print_ir_after_all,
+            after: args.print_ir_after.clone(),
+            before: args.print_ir_before.clone(),
+        },
+        bank_conflicts: args.report.contains(&Report::BankConflicts) && emit != Emit::Tir,
     }
-    for name in &args.print_ir_before {
-        pm = pm.print_ir_before(name);
-    }
-    for name in pm.unmatched_print_filters() {
-        let mut passes = pm.pass_names();
-        passes.sort_unstable();
-        passes.dedup();
-        let hint = tilec_ir::diag::NameHint::new(&name, passes).note("passes in the pipeline");
-        eprintln!("tilec: warning: --print-ir-before/after '{name}' names no pass of the pipeline; {hint}");
-    }
-    let mut cx = PassContext::new(target);
+}
+
+/// Prints what the compile logged on stderr: warnings about the options and the IR dumps; when the
+/// pipeline `finished`, the remarks (`--remarks`) and the bank-conflict reports (`--report bank-conflicts`).
+fn print_log(args: &CompileArgs, source: &SourceFile, log: &Log, finished: bool) {
     let mut stderr = std::io::stderr().lock();
-    match pm.run(module, &mut cx) {
-        Ok(report) => {
-            for dump in &report.dumps {
-                let _ = writeln!(stderr, "{dump}");
-            }
-            if args.remarks {
-                for remark in &cx.remarks {
-                    let _ = writeln!(stderr, "remark: [{}] {}", remark.pass, remark.message);
-                }
-            }
-            Ok(report.timing)
+    for warning in &log.warnings {
+        let _ = writeln!(stderr, "tilec: warning: {warning}");
+    }
+    for dump in &log.dumps {
+        let _ = writeln!(stderr, "{dump}");
+    }
+    if !finished {
+        return;
+    }
+    if args.remarks {
+        for remark in &log.remarks {
+            let _ = writeln!(stderr, "remark: [{}] {}", remark.pass, remark.message);
         }
-        Err(e) => {
-            for dump in &e.report.dumps {
-                let _ = writeln!(stderr, "{dump}");
-            }
-            Err(diagnostics(source, e.diagnostics.0))
-        }
+    }
+    for report in &log.bank_conflicts {
+        let text = report.render(Some(source));
+        let _ = write!(stderr, "{text}{}", if text.ends_with('\n') { "" } else { "\n" });
     }
 }
 

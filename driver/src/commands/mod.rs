@@ -20,3 +20,16 @@ impl From<crate::cli::Backend> for tilec_lower_ptx::Backend {
         }
     }
 }
+
+/// What the CLI emits, as the front door takes it.
+impl From<crate::cli::Emit> for tilec_compiler::Emit {
+    fn from(emit: crate::cli::Emit) -> Self {
+        match emit {
+            crate::cli::Emit::Tir => tilec_compiler::Emit::Tir,
+            crate::cli::Emit::Nvgpu => tilec_compiler::Emit::Nvgpu,
+            crate::cli::Emit::Llvm => tilec_compiler::Emit::Llvm,
+            crate::cli::Emit::Mlir => tilec_compiler::Emit::Mlir,
+            crate::cli::Emit::Ptx => tilec_compiler::Emit::Ptx,
+        }
+    }
+}

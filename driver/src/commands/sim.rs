@@ -9,12 +9,12 @@
 use tilec_ir::interp::ArgValue;
 use tilec_ir::sim::{self, ProbeSpec, SimArg, SimOptions};
 use tilec_ir::{Func, OpKind};
-use crate::commands::bundle::{lower_for_extents, tensor_extents, to_sim_args};
+use crate::commands::bundle::{tensor_extents, to_sim_args};
 
 use crate::cli::SimArgs;
 use crate::commands::interp::{arg_names, located_or_usage, prepare, select_func};
 use crate::error::DriverError;
-use crate::input::{diagnostics, parse_and_verify, read_source};
+use crate::input::{compile_error, diagnostics, parse_and_verify, read_source};
 
 pub fn run(args: &SimArgs) -> Result<String, DriverError> {
     let source = read_source(&args.input)?;
@@ -61,8 +61,10 @@ fn lower_and_compare(
     let target = crate::target::parse_target(&args.target)?;
     let mut expected = values.clone();
     tilec_ir::interp::run(func, &mut expected, launch).map_err(|e| diagnostics(source, vec![e.to_diagnostic()]))?;
-    let (lowered, note) = lower_for_extents(func, target, source, &tensor_extents(&values))?;
-    let lowered_func = &lowered.funcs[0];
+    let options = tilec_compiler::Options::for_target(target);
+    let specialized = tilec_compiler::specialize(func, &options, &tensor_extents(&values)).map_err(|e| compile_error(source, e))?;
+    let (lowered, note) = (specialized.module, specialized.variant);
+    let lowered_func = lowered.funcs.first().ok_or_else(|| DriverError::Usage("the pipeline left no kernel".into()))?;
     let mut sim_args = to_sim_args(&values);
     let sim_launch = sim::Launch::grid(launch.grid[0], launch.grid[1], launch.grid[2]);
     let trace = sim::simulate(lowered_func, &mut sim_args, &sim_launch).map_err(|e| diagnostics(source, vec![e.into()]))?;

@@ -39,10 +39,10 @@ use tilec_passes::rasterize::RASTER_GROUP_ATTR;
 
 use crate::cli::{Backend, OnOff, TuneArgs};
 use crate::commands::bench::{abi_params, check_extents, gemm_extents, grid_for, open_gpu_unless_bundling, parse_shape, roles, write_bundle};
-use crate::commands::bundle::lower_for_extents;
+use tilec_compiler::Options;
 use crate::commands::interp::select_func;
 use crate::error::DriverError;
-use crate::input::{diagnostics, parse_and_verify, read_source, write_output};
+use crate::input::{compile_error, diagnostics, parse_and_verify, read_source, write_output};
 
 /// The function attributes `tilec tune` sets (and the only ones `--results` may write).
 pub const TUNED_ATTRS: [&str; 3] = [STAGES_ATTR, NUM_WARPS_ATTR, FRAGMENTS_AHEAD_ATTR];
@@ -305,11 +305,12 @@ fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, 
     let grid = grid_for(&f, setup.roles, &template.gemm).map_err(|d| skip(diagnostics(&source, vec![d]).render(false)))?;
     let template = BenchBundle { grid, ..template };
     // A shape whose rows are not 16-byte aligned gets the narrower-copy variant, as in `tilec bench`.
-    let (single, _) = lower_for_extents(&f, setup.target, &source, &gemm_extents(&f, setup.roles, &template.gemm)).map_err(|e| skip(e.render(false)))?;
-    let opt = tilec_lower_ptx::OptLevel::O3;
-    let compiled = tilec_lower_ptx::compile(&single, setup.target, setup.backend.into(), opt).map(|c| (c.ptx, c.kernels));
-    let (ptx, kernels) = compiled.map_err(|e| skip(diagnostics(setup.source, vec![e.to_diagnostic()]).render(false)))?;
-    let kernel = kernels.into_iter().next().ok_or_else(|| skip("no kernel compiled".into()))?;
+    let options = Options { target: setup.target, backend: setup.backend.into(), ..Options::default() };
+    let extents = gemm_extents(&f, setup.roles, &template.gemm);
+    let single = tilec_compiler::specialize(&f, &options, &extents).map_err(|e| skip(compile_error(&source, e).render(false)))?.module;
+    let emitted = tilec_compiler::emit(&single, &options).map_err(|e| skip(compile_error(setup.source, e).render(false)))?;
+    let ptx = emitted.output;
+    let kernel = emitted.kernels.into_iter().next().ok_or_else(|| skip("no kernel compiled".into()))?;
     let (mut registers, mut spill_bytes) = (None, None);
     if let Some(ptxas) = setup.ptxas {
         let report = ptxas.assemble(&ptx, setup.target).map_err(|e| skip(format!("ptxas: {e}")))?;
