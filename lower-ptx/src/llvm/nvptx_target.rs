@@ -23,12 +23,27 @@ pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
 /// the addresses are recomputed each k-step from a few loop-invariant values, which is cheaper than the
 /// spills. Measured on the H100 (4096³ fp16, 256x128x32 tile, 8 warps): 0.356 ms with LSR (spilling, or
 /// without fragment double-buffering) against 0.322 ms without it.
+///
+/// `-opt-disable=slsr` (at `-O1` only): skips straight-line strength reduction, the codegen IR pass that
+/// takes half of NVPTX code generation on a GEMM (0.22 → 0.09 s of `llc` user time on `gemm.tir`, sm_90).
+/// It changes every GEMM's PTX (ptxas sm_90: same 255 registers, no spills), so it stays out of `-O2` and
+/// `-O3` until a GPU benchmark has compared the kernels.
 const CODEGEN_OPTIONS: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr"];
+const CODEGEN_OPTIONS_NO_SLSR: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr", c"-opt-disable=slsr"];
 
-fn set_codegen_options() {
+/// Parses [`CODEGEN_OPTIONS`] once per process, or [`CODEGEN_OPTIONS_NO_SLSR`] when the first target
+/// machine created above `-O0` is at `-O1`. LLVM's options are process globals that can be parsed only
+/// once, so a process that compiles at `-O1` and at another level keeps the first one's choice (the CLI
+/// compiles at one level; `-O0` machines, such as the one the translation configures modules with, do not
+/// run these passes and do not decide).
+fn set_codegen_options(opt_level: OptLevel) {
     static ONCE: std::sync::Once = std::sync::Once::new();
+    if opt_level == OptLevel::O0 {
+        return;
+    }
     ONCE.call_once(|| {
-        let argv: Vec<*const std::ffi::c_char> = CODEGEN_OPTIONS.iter().map(|s| s.as_ptr()).collect();
+        let options = if opt_level == OptLevel::O1 { CODEGEN_OPTIONS_NO_SLSR } else { CODEGEN_OPTIONS };
+        let argv: Vec<*const std::ffi::c_char> = options.iter().map(|s| s.as_ptr()).collect();
         // SAFETY: argv holds `argv.len()` pointers to NUL-terminated strings that live for the whole program
         // ('static literals); LLVM copies what it keeps. The Once keeps LLVM's option parser single-threaded
         // and unrepeated (a second parse of the same option is an error in LLVM).
@@ -37,6 +52,17 @@ fn set_codegen_options() {
         }
     });
 }
+
+/// The IR pipeline of `-O2` and `-O3`: LLVM 22's `default<O1>` (as `opt -passes='default<O1>'
+/// -print-pipeline-passes` prints it, less the `hoist-loads-stores-with-cond-faulting` SimplifyCFG
+/// parameter the parser rejects and the trailing bitcode writer) with five of its eight InstCombine runs
+/// removed (the 3rd, 4th, 6th, 7th and 8th: each found nothing left to combine on the GEMMs).
+///
+/// It gives byte-identical PTX to `default<O3>` for every GEMM example and `mma.tir` (sm_80 and sm_90;
+/// `scripts/ptx-snapshot.sh`), in ~45% of the time on `gemm.tir` (`opt` user time 0.20 → 0.11 s); 15 of the
+/// 49 LLVM-backend PTX files change: the copy, ldmatrix, stmatrix and single-MMA seed kernels, whose
+/// loops `default<O3>` unrolled or rotated differently. InstCombine remains most of its time.
+pub const TILEC_PIPELINE: &str = "memprof-remove-attributes,annotation2metadata,forceattrs,nvvm-reflect,function(nvvm-intr-range),inferattrs,coro-early,function<eager-inv>(ee-instrument<>,lower-expect,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,sroa<modify-cfg>,early-cse<>),openmp-opt,ipsccp,called-value-propagation,globalopt,function<eager-inv>(mem2reg,instcombine<max-iterations=1;no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>),always-inline,require<globals-aa>,function(invalidate<aa>),require<profile-summary>,cgscc(devirt<4>(inline,function-attrs<skip-non-recursive-function-attrs>,function<eager-inv;no-rerun>(sroa<modify-cfg>,early-cse<memssa>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,instcombine<max-iterations=1;no-verify-fixpoint>,libcalls-shrinkwrap,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,reassociate,loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,simple-loop-unswitch<no-nontrivial;trivial>),simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,loop(loop-idiom,indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,memcpyopt,sccp,bdce,coro-elide,adce,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,instcombine<max-iterations=1;no-verify-fixpoint>),function-attrs,function(require<should-not-run-function-passes>),coro-split,coro-annotation-elide)),deadargelim,coro-cleanup,globalopt,globaldce,elim-avail-extern,rpo-function-attrs,recompute-globalsaa,function<eager-inv>(drop-unnecessary-assumes,float2int,lower-constant-intrinsics,loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),loop-distribute,inject-tli-mappings,loop-vectorize<no-interleave-forced-only;vectorize-forced-only;>,drop-unnecessary-assumes,infer-alignment,loop-load-elim,simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,vector-combine,loop-unroll<O1>,transform-warning,sroa<preserve-cfg>,infer-alignment,loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,div-rem-pairs,tailcallelim,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>),alloc-token,globaldce,constmerge,cg-profile,rel-lookup-table-converter,function(annotation-remarks),verify";
 
 /// An LLVM NVPTX target machine for one [`Target`] and [`OptLevel`].
 pub struct NvptxTargetMachine {
@@ -50,7 +76,7 @@ impl NvptxTargetMachine {
     /// `target.ptx_features()`). Initialises LLVM's NVPTX target on first use.
     pub fn new(target: Target, opt_level: OptLevel) -> Result<Self> {
         LlvmTarget::initialize_nvptx(&InitializationConfig::default());
-        set_codegen_options();
+        set_codegen_options(opt_level);
         let triple = TargetTriple::create(NVPTX_TRIPLE);
         let llvm_target =
             LlvmTarget::from_triple(&triple).map_err(|e| Error::Llvm(e.to_string()))?;
@@ -110,17 +136,22 @@ impl NvptxTargetMachine {
             .map_err(|e| Error::InvalidLlvmModule(e.to_string()))
     }
 
-    /// Runs LLVM's new-pass-manager pipeline `default<On>` for this machine's level on the module.
+    /// The new pass manager's pipeline this machine runs: [`TILEC_PIPELINE`] at `-O2` and `-O3`,
+    /// `default<O1>` and `default<O0>` below.
+    pub fn pipeline(&self) -> String {
+        match self.opt_level {
+            OptLevel::O2 | OptLevel::O3 => TILEC_PIPELINE.to_string(),
+            level => level.llvm_pipeline(),
+        }
+    }
+
+    /// Runs [`pipeline`](Self::pipeline) on the module.
     pub fn optimize(&self, module: &Module<'_>) -> Result<()> {
         let options = PassBuilderOptions::create();
+        let pipeline = self.pipeline();
         module
-            .run_passes(&self.opt_level.llvm_pipeline(), &self.machine, options)
-            .map_err(|e| {
-                Error::Llvm(format!(
-                    "pass pipeline {}: {e}",
-                    self.opt_level.llvm_pipeline()
-                ))
-            })
+            .run_passes(&pipeline, &self.machine, options)
+            .map_err(|e| Error::Llvm(format!("pass pipeline {pipeline}: {e}")))
     }
 
     /// Emits the module as PTX text. The output depends only on the module's contents (not on its name,
