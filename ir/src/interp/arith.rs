@@ -50,6 +50,24 @@ pub(super) fn binary(kind: OpKind, elem: ScalarType, a: f64, b: f64) -> Result<f
     wrap_int(elem, r)
 }
 
+/// A unary elementwise op (`tile.neg` and the float math functions, [`OpKind::is_unary_math`]) on one
+/// element of `elem`: computed in `f64`, then rounded to `elem` once. So the interpreter gives the correctly
+/// rounded result (bar double rounding through f64, far below f32's ulp); the GPU's `.approx` instructions
+/// are within the tolerances `docs/math.md` states (2 ulp for `tile.exp2`/`tile.exp`, ...). `tile.neg` and
+/// `tile.sqrt` (`neg`, `sqrt.rn`) are exact on both. Integers (only `tile.neg` takes them) wrap.
+pub(crate) fn unary(kind: OpKind, elem: ScalarType, x: f64) -> f64 {
+    let r = match kind {
+        OpKind::Neg => -x,
+        OpKind::Exp => x.exp(),
+        OpKind::Exp2 => x.exp2(),
+        OpKind::Log => x.ln(),
+        OpKind::Sqrt => x.sqrt(),
+        OpKind::Rsqrt => 1.0 / x.sqrt(),
+        _ => f64::NAN,
+    };
+    round_to(elem, r)
+}
+
 /// Wraps an exact integer to an integer type (two's complement); `index` must stay within ±2^53.
 pub(super) fn wrap_int(elem: ScalarType, r: i128) -> Result<f64, ArithError> {
     Ok(match elem {
@@ -69,7 +87,7 @@ pub(super) fn wrap_int(elem: ScalarType, r: i128) -> Result<f64, ArithError> {
 }
 
 /// `tile.cmp`: 1 when the predicate holds, else 0. Every predicate but `ne` is false on NaN.
-pub(super) fn compare(predicate: CmpPredicate, a: f64, b: f64) -> f64 {
+pub(crate) fn compare(predicate: CmpPredicate, a: f64, b: f64) -> f64 {
     f64::from(u8::from(predicate.holds_f64(a, b)))
 }
 

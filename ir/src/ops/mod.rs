@@ -485,6 +485,42 @@ define_ops! {
         results: ONE, format: Some("$source attr-dict : type(results)"),
         summary: "Converts the element type (round to nearest even for floats, truncation toward zero to integers).",
     }
+    Neg = "tile.neg" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise negation of floats (exact: flips the sign, `neg.f32`) or signed integers (wrapping).",
+    }
+    Exp = "tile.exp" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise e^x of floats: `ex2.approx.f32` of x·log2(e) on the GPU (f16/bf16 computed in f32, then rounded).",
+    }
+    Exp2 = "tile.exp2" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise 2^x of floats: `ex2.approx.f32` on the GPU, within 2 ulp of f32 (f16/bf16 computed in f32, then rounded).",
+    }
+    Log = "tile.log" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise natural logarithm of floats: `lg2.approx.f32` times ln(2) on the GPU (f16/bf16 computed in f32, then rounded).",
+    }
+    Sqrt = "tile.sqrt" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise square root of floats, correctly rounded (`sqrt.rn.f32`; f16/bf16 computed in f32, then rounded).",
+    }
+    Rsqrt = "tile.rsqrt" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise 1/sqrt(x) of floats: `rsqrt.approx.f32` on the GPU (f16/bf16 computed in f32, then rounded).",
+    }
     // ---- tile dialect: tiles ----------------------------------------------------------------------------
     Splat = "tile.splat" {
         operands: [value: One],
@@ -682,6 +718,11 @@ impl OpKind {
     /// Ops of the `nvgpu` dialect (per-thread semantics).
     pub fn is_nvgpu(self) -> bool {
         self.def().dialect() == "nvgpu"
+    }
+
+    /// The elementwise unary ops (`tile.neg` and the float math functions), one operand `source` each.
+    pub fn is_unary_math(self) -> bool {
+        matches!(self, OpKind::Neg | OpKind::Exp | OpKind::Exp2 | OpKind::Log | OpKind::Sqrt | OpKind::Rsqrt)
     }
 
     /// The elementwise binary ops.
