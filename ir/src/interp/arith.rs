@@ -121,6 +121,19 @@ mod tests {
     }
 
     #[test]
+    fn math_functions_round_once_to_the_element_type() {
+        assert_eq!(unary(OpKind::Exp2, ScalarType::F32, 3.0), 8.0);
+        assert_eq!(unary(OpKind::Sqrt, ScalarType::F32, 2.0), f64::from(2f32.sqrt()));
+        assert_eq!(unary(OpKind::Rsqrt, ScalarType::F32, 4.0), 0.5);
+        assert_eq!(unary(OpKind::Log, ScalarType::F32, 0.0), f64::NEG_INFINITY);
+        assert!(unary(OpKind::Log, ScalarType::F32, -1.0).is_nan());
+        assert_eq!(unary(OpKind::Exp, ScalarType::F16, 1.0), 2.71875); // e rounded to f16
+        assert_eq!(unary(OpKind::Exp, ScalarType::BF16, 1.0), 2.71875);
+        assert_eq!(unary(OpKind::Neg, ScalarType::I8, -128.0), -128.0);
+        assert_eq!(unary(OpKind::Neg, ScalarType::F32, 0.0).to_bits(), (-0.0f64).to_bits());
+    }
+
+    #[test]
     fn casts_truncate_without_saturation() {
         assert_eq!(cast(ScalarType::I8, 300.7), Ok(44.0));
         assert_eq!(cast(ScalarType::I32, -2.9), Ok(-2.0));

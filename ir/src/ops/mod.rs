@@ -470,20 +470,20 @@ define_ops! {
             predicate: CmpPredicate ; "The comparison.",
         ],
         results: ONE, format: Some("$predicate $lhs , $rhs attr-dict : type(results)"),
-        summary: "Comparison (`eq`, `ne`, `lt`, `le`, `gt`, `ge`) giving `i1`.",
+        summary: "Comparison (`eq`, `ne`, `lt`, `le`, `gt`, `ge`) giving `i1`, elementwise on vectors and register tiles (an `i1` of their shape).",
     }
     Select = "tile.select" {
         operands: [cond: One, true_value: One, false_value: One],
         attributes: [],
         results: ONE,
         format: Some("$cond , $true_value , $false_value attr-dict : type(results)"),
-        summary: "Chooses between two values of the same type by an `i1` condition.",
+        summary: "Chooses between two values of the same type by an `i1` condition, or element by element by an `i1` vector or register tile of their shape.",
     }
     Cast = "tile.cast" {
         operands: [source: One],
         attributes: [],
         results: ONE, format: Some("$source attr-dict : type(results)"),
-        summary: "Converts the element type (round to nearest even for floats, truncation toward zero to integers).",
+        summary: "Converts the element type (round to nearest even for floats, truncation toward zero to integers, wrapping to narrower integers).",
     }
     Neg = "tile.neg" {
         operands: [source: One],
