@@ -396,6 +396,10 @@ pub(crate) trait EmitScalar {
     fn dim(&mut self, op: &Operation, v: &typed::Dim) -> Result<()>;
     /// `tile.add`, `sub`, `mul`, `div`, `rem`, `min`, `max`.
     fn binary(&mut self, op: &Operation, lhs: Value, rhs: Value) -> Result<()>;
+    /// `tile.neg`, `exp`, `exp2`, `log`, `sqrt`, `rsqrt` (reads the kind from `op`). Both emitters give the
+    /// same instructions: `neg`, `ex2.approx.f32` (of x·log2(e) for `exp`), `lg2.approx.f32` (times ln 2 for
+    /// `log`), `sqrt.rn.f32`, `rsqrt.approx.f32`; f16 and bf16 are extended to f32 and rounded back.
+    fn unary(&mut self, op: &Operation, source: Value) -> Result<()>;
     fn cmp(&mut self, op: &Operation, v: &typed::Cmp) -> Result<()>;
     fn select(&mut self, op: &Operation, v: &typed::Select) -> Result<()>;
     /// Not of or to `i4`, `u4` or fp8 (checked by the walk).
@@ -503,6 +507,12 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         | AnyOp::Rem(typed::Rem { lhs, rhs })
         | AnyOp::Min(typed::Min { lhs, rhs })
         | AnyOp::Max(typed::Max { lhs, rhs }) => e.binary(op, lhs, rhs),
+        AnyOp::Neg(typed::Neg { source })
+        | AnyOp::Exp(typed::Exp { source })
+        | AnyOp::Exp2(typed::Exp2 { source })
+        | AnyOp::Log(typed::Log { source })
+        | AnyOp::Sqrt(typed::Sqrt { source })
+        | AnyOp::Rsqrt(typed::Rsqrt { source }) => e.unary(op, source),
         AnyOp::Cmp(v) => e.cmp(op, &v),
         AnyOp::Select(v) => e.select(op, &v),
         AnyOp::Cast(v) => {

@@ -321,8 +321,13 @@ impl LayoutClasses {
                         tie(&faces);
                     }
                 }
-                _ if op.kind.is_binary_arith() => tie(&[op.operands.clone(), op.results.clone()].concat()),
-                Some(typed::AnyOp::Select(sel)) => tie(&[vec![sel.true_value, sel.false_value], op.results.clone()].concat()),
+                _ if op.kind.is_binary_arith() || op.kind.is_unary_math() => {
+                    tie(&[op.operands.clone(), op.results.clone()].concat())
+                }
+                Some(typed::AnyOp::Cmp(_)) => tie(&[op.operands.clone(), op.results.clone()].concat()),
+                Some(typed::AnyOp::Select(sel)) => {
+                    tie(&[vec![sel.cond, sel.true_value, sel.false_value], op.results.clone()].concat())
+                }
                 Some(typed::AnyOp::Cast(cast)) => tie(&[vec![cast.source], op.results.clone()].concat()),
                 Some(typed::AnyOp::Mma(mma)) => tie(&[vec![mma.c], op.results.clone()].concat()),
                 _ => {}

@@ -50,6 +50,24 @@ pub(super) fn binary(kind: OpKind, elem: ScalarType, a: f64, b: f64) -> Result<f
     wrap_int(elem, r)
 }
 
+/// A unary elementwise op (`tile.neg` and the float math functions, [`OpKind::is_unary_math`]) on one
+/// element of `elem`: computed in `f64`, then rounded to `elem` once. So the interpreter gives the correctly
+/// rounded result (bar double rounding through f64, far below f32's ulp); the GPU's `.approx` instructions
+/// are within the tolerances `docs/math.md` states (2 ulp for `tile.exp2`/`tile.exp`, ...). `tile.neg` and
+/// `tile.sqrt` (`neg`, `sqrt.rn`) are exact on both. Integers (only `tile.neg` takes them) wrap.
+pub(crate) fn unary(kind: OpKind, elem: ScalarType, x: f64) -> f64 {
+    let r = match kind {
+        OpKind::Neg => -x,
+        OpKind::Exp => x.exp(),
+        OpKind::Exp2 => x.exp2(),
+        OpKind::Log => x.ln(),
+        OpKind::Sqrt => x.sqrt(),
+        OpKind::Rsqrt => 1.0 / x.sqrt(),
+        _ => f64::NAN,
+    };
+    round_to(elem, r)
+}
+
 /// Wraps an exact integer to an integer type (two's complement); `index` must stay within ±2^53.
 pub(super) fn wrap_int(elem: ScalarType, r: i128) -> Result<f64, ArithError> {
     Ok(match elem {
@@ -69,7 +87,7 @@ pub(super) fn wrap_int(elem: ScalarType, r: i128) -> Result<f64, ArithError> {
 }
 
 /// `tile.cmp`: 1 when the predicate holds, else 0. Every predicate but `ne` is false on NaN.
-pub(super) fn compare(predicate: CmpPredicate, a: f64, b: f64) -> f64 {
+pub(crate) fn compare(predicate: CmpPredicate, a: f64, b: f64) -> f64 {
     f64::from(u8::from(predicate.holds_f64(a, b)))
 }
 
@@ -100,6 +118,19 @@ mod tests {
         assert_eq!(binary(OpKind::Add, ScalarType::I4, 7.0, 1.0), Ok(-8.0));
         assert_eq!(binary(OpKind::Rem, ScalarType::I8, 1.0, 0.0), Err(ArithError::DivisionByZero));
         assert!(matches!(binary(OpKind::Mul, ScalarType::Index, 1e15, 1e15), Err(ArithError::IndexOverflow(_))));
+    }
+
+    #[test]
+    fn math_functions_round_once_to_the_element_type() {
+        assert_eq!(unary(OpKind::Exp2, ScalarType::F32, 3.0), 8.0);
+        assert_eq!(unary(OpKind::Sqrt, ScalarType::F32, 2.0), f64::from(2f32.sqrt()));
+        assert_eq!(unary(OpKind::Rsqrt, ScalarType::F32, 4.0), 0.5);
+        assert_eq!(unary(OpKind::Log, ScalarType::F32, 0.0), f64::NEG_INFINITY);
+        assert!(unary(OpKind::Log, ScalarType::F32, -1.0).is_nan());
+        assert_eq!(unary(OpKind::Exp, ScalarType::F16, 1.0), 2.71875); // e rounded to f16
+        assert_eq!(unary(OpKind::Exp, ScalarType::BF16, 1.0), 2.71875);
+        assert_eq!(unary(OpKind::Neg, ScalarType::I8, -128.0), -128.0);
+        assert_eq!(unary(OpKind::Neg, ScalarType::F32, 0.0).to_bits(), (-0.0f64).to_bits());
     }
 
     #[test]

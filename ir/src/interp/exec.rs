@@ -370,18 +370,55 @@ impl<'f, 'a> Machine<'f, 'a> {
             | AnyOp::Rem(typed::Rem { lhs, rhs })
             | AnyOp::Min(typed::Min { lhs, rhs })
             | AnyOp::Max(typed::Max { lhs, rhs }) => self.exec_binary(op, lhs, rhs)?,
+            AnyOp::Neg(typed::Neg { source })
+            | AnyOp::Exp(typed::Exp { source })
+            | AnyOp::Exp2(typed::Exp2 { source })
+            | AnyOp::Log(typed::Log { source })
+            | AnyOp::Sqrt(typed::Sqrt { source })
+            | AnyOp::Rsqrt(typed::Rsqrt { source }) => {
+                let (r, ty) = self.result(op)?;
+                let elem = ty.element_type();
+                let slot = match self.get(op, source)? {
+                    Slot::Scalar(x) => Slot::Scalar(arith::unary(op.kind, elem, *x)),
+                    Slot::Tile(_) => {
+                        let (t, _) = self.tile(op, source)?;
+                        self.charge(t.len() as u64, op.span)?;
+                        Slot::Tile(Rc::new(t.iter().map(|&x| arith::unary(op.kind, elem, x)).collect()))
+                    }
+                    _ => return Err(malformed(op, "works on scalars and register tiles only")),
+                };
+                self.set(r, slot);
+            }
             AnyOp::Cmp(c) => {
                 let (r, _) = self.result(op)?;
-                let a = self.scalar(op, c.lhs)?;
-                let b = self.scalar(op, c.rhs)?;
-                let v = arith::compare(c.predicate, a, b);
-                self.set(r, Slot::Scalar(v));
+                let slot = match (self.get(op, c.lhs)?, self.get(op, c.rhs)?) {
+                    (Slot::Scalar(a), Slot::Scalar(b)) => Slot::Scalar(arith::compare(c.predicate, *a, *b)),
+                    (Slot::Tile(_), Slot::Tile(_)) => {
+                        let ((a, _), (b, _)) = (self.tile(op, c.lhs)?, self.tile(op, c.rhs)?);
+                        self.charge(a.len() as u64, op.span)?;
+                        Slot::Tile(Rc::new(a.iter().zip(b.iter()).map(|(&x, &y)| arith::compare(c.predicate, x, y)).collect()))
+                    }
+                    _ => return Err(malformed(op, "compares two scalars or two register tiles")),
+                };
+                self.set(r, slot);
             }
             AnyOp::Select(s) => {
                 let (r, _) = self.result(op)?;
-                let cond = self.scalar(op, s.cond)?;
-                let chosen = if cond != 0.0 { s.true_value } else { s.false_value };
-                let slot = self.get(op, chosen)?.clone();
+                let slot = match self.get(op, s.cond)? {
+                    Slot::Scalar(cond) => {
+                        let chosen = if *cond != 0.0 { s.true_value } else { s.false_value };
+                        self.get(op, chosen)?.clone()
+                    }
+                    // An i1 register tile chooses element by element.
+                    Slot::Tile(_) => {
+                        let ((c, _), (a, _), (b, _)) =
+                            (self.tile(op, s.cond)?, self.tile(op, s.true_value)?, self.tile(op, s.false_value)?);
+                        self.charge(c.len() as u64, op.span)?;
+                        let out = c.iter().zip(a.iter().zip(b.iter())).map(|(&c, (&x, &y))| if c != 0.0 { x } else { y });
+                        Slot::Tile(Rc::new(out.collect()))
+                    }
+                    _ => return Err(malformed(op, "needs an i1 scalar or an i1 register tile condition")),
+                };
                 self.set(r, slot);
             }
             AnyOp::Cast(c) => {

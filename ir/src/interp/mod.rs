@@ -64,7 +64,7 @@
 //! The interpreter assumes verified IR (see [`crate::verify`]) but never panics on unverified IR: it
 //! reports [`InterpError::Malformed`] instead.
 
-mod arith;
+pub(crate) mod arith;
 mod defaults;
 mod error;
 mod exec;

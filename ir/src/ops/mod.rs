@@ -470,20 +470,56 @@ define_ops! {
             predicate: CmpPredicate ; "The comparison.",
         ],
         results: ONE, format: Some("$predicate $lhs , $rhs attr-dict : type(results)"),
-        summary: "Comparison (`eq`, `ne`, `lt`, `le`, `gt`, `ge`) giving `i1`.",
+        summary: "Comparison (`eq`, `ne`, `lt`, `le`, `gt`, `ge`) giving `i1`, elementwise on vectors and register tiles (an `i1` of their shape).",
     }
     Select = "tile.select" {
         operands: [cond: One, true_value: One, false_value: One],
         attributes: [],
         results: ONE,
         format: Some("$cond , $true_value , $false_value attr-dict : type(results)"),
-        summary: "Chooses between two values of the same type by an `i1` condition.",
+        summary: "Chooses between two values of the same type by an `i1` condition, or element by element by an `i1` vector or register tile of their shape.",
     }
     Cast = "tile.cast" {
         operands: [source: One],
         attributes: [],
         results: ONE, format: Some("$source attr-dict : type(results)"),
-        summary: "Converts the element type (round to nearest even for floats, truncation toward zero to integers).",
+        summary: "Converts the element type (round to nearest even for floats, truncation toward zero to integers, wrapping to narrower integers).",
+    }
+    Neg = "tile.neg" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise negation of floats (exact: flips the sign, `neg.f32`) or signed integers (wrapping).",
+    }
+    Exp = "tile.exp" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise e^x of floats: `ex2.approx.f32` of x·log2(e) on the GPU (f16/bf16 computed in f32, then rounded).",
+    }
+    Exp2 = "tile.exp2" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise 2^x of floats: `ex2.approx.f32` on the GPU, within 2 ulp of f32 (f16/bf16 computed in f32, then rounded).",
+    }
+    Log = "tile.log" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise natural logarithm of floats: `lg2.approx.f32` times ln(2) on the GPU (f16/bf16 computed in f32, then rounded).",
+    }
+    Sqrt = "tile.sqrt" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise square root of floats, correctly rounded (`sqrt.rn.f32`; f16/bf16 computed in f32, then rounded).",
+    }
+    Rsqrt = "tile.rsqrt" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise 1/sqrt(x) of floats: `rsqrt.approx.f32` on the GPU (f16/bf16 computed in f32, then rounded).",
     }
     // ---- tile dialect: tiles ----------------------------------------------------------------------------
     Splat = "tile.splat" {
@@ -682,6 +718,11 @@ impl OpKind {
     /// Ops of the `nvgpu` dialect (per-thread semantics).
     pub fn is_nvgpu(self) -> bool {
         self.def().dialect() == "nvgpu"
+    }
+
+    /// The elementwise unary ops (`tile.neg` and the float math functions), one operand `source` each.
+    pub fn is_unary_math(self) -> bool {
+        matches!(self, OpKind::Neg | OpKind::Exp | OpKind::Exp2 | OpKind::Log | OpKind::Sqrt | OpKind::Rsqrt)
     }
 
     /// The elementwise binary ops.

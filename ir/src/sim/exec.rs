@@ -511,11 +511,41 @@ impl Warp {
             AnyOp::Cmp(cmp) => self.cmp(ctx, op, &cmp, mask)?,
             AnyOp::Select(typed::Select { cond: c, true_value: a, false_value: b }) => {
                 for lane in lanes(mask) {
-                    let pick = if self.num(ctx, op, c, lane)? != 0.0 { a } else { b };
-                    let v = self.val(pick, lane).clone();
+                    let v = match self.val(c, lane) {
+                        // A vector of i1 chooses element by element.
+                        Val::Vector(cs) => match (self.val(a, lane), self.val(b, lane)) {
+                            (Val::Vector(xs), Val::Vector(ys)) if xs.len() == cs.len() && ys.len() == cs.len() => Val::Vector(
+                                cs.iter().zip(xs.iter().zip(ys)).map(|(&c, (&x, &y))| if c != 0.0 { x } else { y }).collect(),
+                            ),
+                            _ => return Err(self.undefined(ctx, op, lane)),
+                        },
+                        _ => {
+                            let pick = if self.num(ctx, op, c, lane)? != 0.0 { a } else { b };
+                            self.val(pick, lane).clone()
+                        }
+                    };
                     if v == Val::Undef {
                         return Err(self.undefined(ctx, op, lane));
                     }
+                    self.set(op.results[0], lane, v);
+                }
+            }
+            AnyOp::Neg(typed::Neg { source: src })
+            | AnyOp::Exp(typed::Exp { source: src })
+            | AnyOp::Exp2(typed::Exp2 { source: src })
+            | AnyOp::Log(typed::Log { source: src })
+            | AnyOp::Sqrt(typed::Sqrt { source: src })
+            | AnyOp::Rsqrt(typed::Rsqrt { source: src }) => {
+                // The interpreter's element function: the simulator checks the lowering, not the GPU's
+                // approximations (their tolerances are stated in docs/math.md).
+                let elem = rty.as_ref().map_or(ScalarType::F32, Type::element_type);
+                let f = |x: f64| crate::interp::arith::unary(op.kind, elem, x);
+                for lane in lanes(mask) {
+                    let v = match self.val(src, lane) {
+                        Val::Num(x) => Val::Num(f(*x)),
+                        Val::Vector(xs) => Val::Vector(xs.iter().map(|&x| f(x)).collect()),
+                        _ => return Err(self.undefined(ctx, op, lane)),
+                    };
                     self.set(op.results[0], lane, v);
                 }
             }
@@ -613,10 +643,15 @@ impl Warp {
 
     fn cmp(&mut self, ctx: &Ctx<'_>, op: &Operation, cmp: &typed::Cmp, mask: u32) -> Result<(), SimError> {
         let r = op.result().ok_or_else(|| malformed(op))?;
+        let holds = |x: f64, y: f64| f64::from(u8::from(cmp.predicate.holds_f64(x, y)));
         for lane in lanes(mask) {
-            let (x, y) = (self.num(ctx, op, cmp.lhs, lane)?, self.num(ctx, op, cmp.rhs, lane)?);
-            let t = cmp.predicate.holds_f64(x, y);
-            self.set(r, lane, Val::Num(f64::from(u8::from(t))));
+            let v = match (self.val(cmp.lhs, lane), self.val(cmp.rhs, lane)) {
+                (Val::Vector(xs), Val::Vector(ys)) if xs.len() == ys.len() => {
+                    Val::Vector(xs.iter().zip(ys).map(|(&x, &y)| holds(x, y)).collect())
+                }
+                _ => Val::Num(holds(self.num(ctx, op, cmp.lhs, lane)?, self.num(ctx, op, cmp.rhs, lane)?)),
+            };
+            self.set(r, lane, v);
         }
         Ok(())
     }

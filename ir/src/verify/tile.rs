@@ -24,6 +24,12 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp, parent:
         | AnyOp::Rem(typed::Rem { lhs, rhs })
         | AnyOp::Min(typed::Min { lhs, rhs })
         | AnyOp::Max(typed::Max { lhs, rhs }) => binary(v, op, lhs, rhs),
+        AnyOp::Neg(typed::Neg { source })
+        | AnyOp::Exp(typed::Exp { source })
+        | AnyOp::Exp2(typed::Exp2 { source })
+        | AnyOp::Log(typed::Log { source })
+        | AnyOp::Sqrt(typed::Sqrt { source })
+        | AnyOp::Rsqrt(typed::Rsqrt { source }) => unary(v, op, source),
         AnyOp::Cmp(c) => cmp(v, op, &c),
         AnyOp::Select(s) => select(v, op, &s),
         AnyOp::Cast(c) => cast(v, op, c.source),
@@ -173,22 +179,64 @@ fn binary(v: &mut Verifier<'_>, op: &Operation, lhs: Value, rhs: Value) {
     }
 }
 
+/// `tile.neg` (floats and signed integers) and the float math functions (`f32`, `f16`, `bf16`: the GPU
+/// computes in f32).
+fn unary(v: &mut Verifier<'_>, op: &Operation, source: Value) {
+    let Some(result) = v.result_type(op) else { return };
+    let from = v.ty(source);
+    if !same_value_type(from, result) {
+        v.error(op.span, format!("'{}' operand and result must have one type, found '{from}' and '{result}'", op.kind));
+        return;
+    }
+    if !is_value_type(result) {
+        v.error(op.span, format!("'{}' works on scalars, vectors and register tiles, not '{result}'", op.kind));
+        return;
+    }
+    let elem = result.element_type();
+    if op.kind == OpKind::Neg {
+        let ok = matches!(elem, ScalarType::F64 | ScalarType::F32 | ScalarType::F16 | ScalarType::BF16)
+            || matches!(elem, ScalarType::I8 | ScalarType::I32 | ScalarType::Index);
+        if !ok {
+            v.error(op.span, format!("'tile.neg' needs floats (f64, f32, f16, bf16) or signed integers (i8, i32, index), found '{elem}'"));
+        }
+    } else if !matches!(elem, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16) {
+        v.error(op.span, format!("'{}' needs f32, f16 or bf16 elements, found '{elem}'", op.kind));
+    }
+}
+
+/// The `i1` type of `t`'s shape: `i1`, `vector<..xi1>` or a register tile of `i1` (layout left to agree).
+fn is_i1_of_shape(cond: &Type, t: &Type) -> bool {
+    match (cond, t) {
+        (Type::Scalar(c), _) => *c == ScalarType::I1 && t.as_scalar().is_some(),
+        (Type::Vector(c), Type::Vector(x)) => c.elem == ScalarType::I1 && c.shape == x.shape,
+        (Type::Tile(c), Type::Tile(x)) => {
+            c.elem == ScalarType::I1
+                && c.space == MemorySpace::Register
+                && x.space == MemorySpace::Register
+                && c.shape == x.shape
+                && (c.layout.is_none() || x.layout.is_none() || c.layout == x.layout)
+        }
+        _ => false,
+    }
+}
+
 fn cmp(v: &mut Verifier<'_>, op: &Operation, c: &typed::Cmp) {
     let Some(result) = v.result_type(op) else { return };
     let (tl, tr) = (v.ty(c.lhs), v.ty(c.rhs));
-    if tl != tr {
+    if !same_value_type(tl, tr) {
         v.error(op.span, format!("'tile.cmp' compares values of one type, found '{tl}' and '{tr}'"));
     }
-    if tl.as_scalar().is_none() || result != &Type::Scalar(ScalarType::I1) {
-        v.error(op.span, format!("'tile.cmp' compares scalars and produces 'i1', found '{tl}' -> '{result}'"));
+    if !is_value_type(tl) || !is_i1_of_shape(result, tl) {
+        v.error(op.span, format!("'tile.cmp' compares scalars, vectors or register tiles, giving 'i1' of their shape, found '{tl}' -> '{result}'"));
     }
 }
 
 fn select(v: &mut Verifier<'_>, op: &Operation, s: &typed::Select) {
     let Some(result) = v.result_type(op) else { return };
     let (cond, a, b) = (s.cond, s.true_value, s.false_value);
-    if v.ty(cond) != &Type::Scalar(ScalarType::I1) {
-        v.error(op.span, format!("'tile.select' condition must be 'i1', found '{}'", v.ty(cond)));
+    let ct = v.ty(cond);
+    if ct != &Type::Scalar(ScalarType::I1) && !is_i1_of_shape(ct, result) {
+        v.error(op.span, format!("'tile.select' condition must be 'i1' or of 'i1' elements in the result's shape, found '{ct}'"));
     }
     if !same_value_type(v.ty(a), result) || !same_value_type(v.ty(b), result) {
         v.error(op.span, format!("'tile.select' choices and result must have one type, found '{}', '{}' and '{result}'", v.ty(a), v.ty(b)));

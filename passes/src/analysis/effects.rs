@@ -31,7 +31,7 @@ pub fn purity(kind: OpKind) -> Purity {
     use OpKind::*;
     match kind {
         Constant | BlockId | GridDim | Dim | Add | Sub | Mul | Min | Max | Cmp | Select | Cast | Splat | Fill | ThreadId
-        | LaneId | WarpId | Extract | Insert => Purity::Pure,
+        | LaneId | WarpId | Extract | Insert | Neg | Exp | Exp2 | Log | Sqrt | Rsqrt => Purity::Pure,
         Div | Rem => Purity::PureMayTrap,
         _ => Purity::Effectful,
     }

@@ -1,8 +1,8 @@
-//! `tile.fill`, `tile.splat`, the binary ops, `tile.select` and `tile.cast` on register tiles: the same op
+//! `tile.fill`, `tile.splat`, the binary and unary ops, `tile.cmp`, `tile.select` and `tile.cast` on register tiles: the same op
 //! on each fragment vector (operands share the layout, so fragment `f` of each holds the same elements).
 
 use tilec_ir::typed::{self, AnyOp};
-use tilec_ir::{Diagnostic, OpId, Type, TypedOp, Value};
+use tilec_ir::{Diagnostic, OpId, OpKind, OpSpec, Type, TypedOp, Value};
 
 use super::Lowering;
 use crate::arith::BinaryArith;
@@ -43,18 +43,53 @@ impl<'f> Lowering<'f> {
             }
             Some(AnyOp::Cast(cast)) => {
                 let src = self.frags(cast.source)?;
-                let from = self.fragments_of(cast.source)?.vector_type();
-                if from.shape != vty.shape {
-                    return Err(Diagnostic::error(op.span, format!("'tile.cast' from fragments '{from}' to '{vty}' changes the fragment shape; not supported yet")));
+                let from_frags = self.fragments_of(cast.source)?;
+                let from = from_frags.vector_type();
+                if from.num_elements() != vty.num_elements() {
+                    return Err(Diagnostic::error(op.span, format!("'tile.cast' from fragments '{from}' to '{vty}' changes the fragment size; not supported yet")));
                 }
                 for source in src {
-                    frags.push(self.emit_value(typed::Cast { source }.into_spec().result(vty.clone())));
+                    if from.shape == vty.shape {
+                        frags.push(self.emit_value(typed::Cast { source }.into_spec().result(vty.clone())));
+                        continue;
+                    }
+                    // 8-bit fragments are vectors of 4 values per row, wider ones of 2 (one 32-bit register
+                    // each): the same values in the same order, so cast in the source's shape and regroup.
+                    let cast_ty = tilec_ir::VectorType::new(&from.shape, vty.elem);
+                    let wide = self.emit_value(typed::Cast { source }.into_spec().result(Type::Vector(cast_ty)));
+                    let mut v = self.zero_vector(vty.clone());
+                    for j in 0..out.values {
+                        let x = self.extract(wide, from_frags.position(j));
+                        v = self.insert(x, v, out.position(j));
+                    }
+                    frags.push(v);
                 }
             }
             Some(AnyOp::Select(select)) => {
                 let (t, f) = (self.frags(select.true_value)?, self.frags(select.false_value)?);
-                for (t, f) in t.into_iter().zip(f) {
-                    frags.push(self.select(select.cond, t, f));
+                // A register tile of i1 chooses fragment by fragment; a scalar i1 chooses whole fragments.
+                let conds = if self.is_reg_tile(select.cond) { self.frags(select.cond)? } else { vec![select.cond; t.len()] };
+                for ((c, t), f) in conds.into_iter().zip(t).zip(f) {
+                    frags.push(self.select(c, t, f));
+                }
+            }
+            Some(AnyOp::Cmp(cmp)) => {
+                let (a, b) = (self.frags(cmp.lhs)?, self.frags(cmp.rhs)?);
+                for (lhs, rhs) in a.into_iter().zip(b) {
+                    let spec = typed::Cmp { lhs, rhs, predicate: cmp.predicate }.into_spec();
+                    frags.push(self.emit_value(spec.result(Type::Vector(vty.clone()))));
+                }
+            }
+            Some(
+                AnyOp::Neg(typed::Neg { source })
+                | AnyOp::Exp(typed::Exp { source })
+                | AnyOp::Exp2(typed::Exp2 { source })
+                | AnyOp::Log(typed::Log { source })
+                | AnyOp::Sqrt(typed::Sqrt { source })
+                | AnyOp::Rsqrt(typed::Rsqrt { source }),
+            ) => {
+                for x in self.frags(source)? {
+                    frags.push(self.emit_value(unary_spec(op.kind, x).result(Type::Vector(vty.clone()))));
                 }
             }
             _ => {
@@ -69,5 +104,17 @@ impl<'f> Lowering<'f> {
         }
         self.frags.insert(result, frags);
         Ok(true)
+    }
+}
+
+/// The per-fragment op of a unary elementwise op ([`OpKind::is_unary_math`]).
+fn unary_spec(kind: OpKind, source: Value) -> OpSpec {
+    match kind {
+        OpKind::Neg => typed::Neg { source }.into_spec(),
+        OpKind::Exp => typed::Exp { source }.into_spec(),
+        OpKind::Exp2 => typed::Exp2 { source }.into_spec(),
+        OpKind::Log => typed::Log { source }.into_spec(),
+        OpKind::Sqrt => typed::Sqrt { source }.into_spec(),
+        _ => typed::Rsqrt { source }.into_spec(),
     }
 }

@@ -238,6 +238,50 @@ impl EmitScalar for FuncTranslator<'_, '_> {
         self.set_result(op, v)
     }
 
+    /// `tile.neg` → `fneg` (`neg.f32`) or `sub 0, x`; the float math functions → NVVM intrinsics on each f32
+    /// element (f16/bf16 extended to f32 and rounded back): `exp2` → `llvm.nvvm.ex2.approx.f32`, `exp` → the
+    /// same of x·log2(e), `log` → `llvm.nvvm.lg2.approx.f` times ln 2, `sqrt` → `llvm.nvvm.sqrt.rn.f`,
+    /// `rsqrt` → `llvm.nvvm.rsqrt.approx.f`. The intrinsics, not `llvm.exp2`/`llvm.sqrt`, so the instructions
+    /// do not depend on fast-math flags, and are the ones the MLIR backend emits.
+    fn unary(&mut self, op: &Operation, source: Value) -> Result<()> {
+        let (ty, llvm_ty) = self.result_type(op)?;
+        let elem = ty.element_type();
+        let x = self.value(op, source)?;
+        let b = &self.builder;
+        if op.kind == OpKind::Neg {
+            let v: BasicValueEnum<'_> = match x {
+                BasicValueEnum::FloatValue(f) => b.build_float_neg(f, "")?.into(),
+                BasicValueEnum::IntValue(i) => b.build_int_neg(i, "")?.into(),
+                BasicValueEnum::VectorValue(v) if elem.is_float() => b.build_float_neg(v, "")?.into(),
+                BasicValueEnum::VectorValue(v) => b.build_int_neg(v, "")?.into(),
+                _ => return Err(self.kernel.unsupported(op, format!("'tile.neg' of '{ty}'"))),
+            };
+            return self.set_result(op, v);
+        }
+        if !matches!(elem, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16) {
+            return Err(self.kernel.unsupported(op, format!("'{}' is not defined on '{elem}'", op.kind)));
+        }
+        let wide_ty = types::with_element(self.cx, llvm_ty, self.cx.f32_type().into());
+        let wide = if elem == ScalarType::F32 { x } else { b.build_cast(Opcode::FPExt, x, wide_ty, "")? };
+        let v = match wide {
+            BasicValueEnum::VectorValue(vector) => {
+                // The intrinsics are scalar: one call per element.
+                let i32_ty = self.cx.i32_type();
+                let mut out = vector.get_type().get_poison();
+                for i in 0..vector.get_type().get_size() {
+                    let index = i32_ty.const_int(u64::from(i), false);
+                    let e = self.builder.build_extract_element(vector, index, "")?;
+                    let r = self.math_f32(op.kind, e)?;
+                    out = self.builder.build_insert_element(out, r, index, "")?;
+                }
+                out.into()
+            }
+            scalar => self.math_f32(op.kind, scalar)?,
+        };
+        let v = if elem == ScalarType::F32 { v } else { self.builder.build_cast(Opcode::FPTrunc, v, llvm_ty, "")? };
+        self.set_result(op, v)
+    }
+
     /// `tile.cmp pred %a, %b` → `icmp` (signed, unsigned for `u8`/`i1`) or ordered `fcmp` (`ne` is unordered, so
     /// NaN ≠ NaN as in the interpreter).
     fn cmp(&mut self, op: &Operation, v: &typed::Cmp) -> Result<()> {
@@ -354,6 +398,31 @@ impl EmitScalar for FuncTranslator<'_, '_> {
         self.set_result(op, v)
     }
 }
+
+impl<'ctx> FuncTranslator<'_, 'ctx> {
+    /// One f32 element of a float math function ([`EmitScalar::unary`]).
+    fn math_f32(&self, kind: OpKind, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        let f32_ty = self.cx.f32_type();
+        let call = |name: &str, overloaded: bool, x: BasicValueEnum<'ctx>| -> Result<BasicValueEnum<'ctx>> {
+            let overload: &[BasicTypeEnum<'ctx>] = if overloaded { &[f32_ty.into()] } else { &[] };
+            self.nvvm.call(&self.builder, name, overload, &[x])?.ok_or_else(|| super::internal("a math intrinsic returns a value"))
+        };
+        let scale = |x: BasicValueEnum<'ctx>, c: f32| -> Result<BasicValueEnum<'ctx>> {
+            Ok(self.builder.build_binop(Opcode::FMul, x, BasicValueEnum::from(f32_ty.const_float(f64::from(c))), "")?)
+        };
+        match kind {
+            OpKind::Exp2 => call(EX2_APPROX, true, x),
+            OpKind::Exp => call(EX2_APPROX, true, scale(x, std::f32::consts::LOG2_E)?),
+            OpKind::Log => scale(call("llvm.nvvm.lg2.approx.f", false, x)?, std::f32::consts::LN_2),
+            OpKind::Sqrt => call("llvm.nvvm.sqrt.rn.f", false, x),
+            OpKind::Rsqrt => call("llvm.nvvm.rsqrt.approx.f", false, x),
+            _ => Err(super::internal("not a float math function")),
+        }
+    }
+}
+
+/// `ex2.approx.f32` (LLVM 22 overloads the intrinsic on its type; `llvm.nvvm.ex2.approx.f` is upgraded to it).
+const EX2_APPROX: &str = "llvm.nvvm.ex2.approx";
 
 impl FuncTranslator<'_, '_> {
     /// A grid special register, zero-extended to `index` (`i64`), as the op's result.

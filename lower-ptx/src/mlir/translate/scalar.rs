@@ -154,10 +154,66 @@ impl EmitScalar for FuncEmitter<'_> {
                 _ => return Err(self.kernel.unsupported(op, format!("'{}' is not an arithmetic op", op.kind))),
             }
         };
-        let mut v = self.emit(&format!("{name} {x}, {y} : {mlir}"));
+        let mut v = if matches!(name, "arith.minnumf" | "arith.maxnumf") {
+            // The upstream pipeline turns `arith.minnumf`/`maxnumf` into libdevice calls (`__nv_fmaxf`) that
+            // nothing links; `llvm.intr.minnum`/`maxnum` on each element give `min.f32`/`max.f32`, as the
+            // LLVM backend's `llvm.minnum`/`maxnum` do.
+            let intr = if op.kind == OpKind::Min { "llvm.intr.minnum" } else { "llvm.intr.maxnum" };
+            let e = types::scalar_type(elem).unwrap_or("f32");
+            self.per_element(&ty, &[&x, &y], &mlir, |t, xs| t.emit(&format!("{intr}({}, {}) : ({e}, {e}) -> {e}", xs[0], xs[1])))
+        } else {
+            self.emit(&format!("{name} {x}, {y} : {mlir}"))
+        };
         if elem == ScalarType::TF32 {
             v = round_to_tf32(self, &v, &mlir);
         }
+        self.set_result(op, v)
+    }
+
+    /// `tile.neg` → `arith.negf` (`neg.f32`) or `0 - x`; the float math functions → the NVVM intrinsics the
+    /// LLVM backend calls, through `llvm.call_intrinsic` on each f32 element (f16/bf16 extended to f32 and
+    /// rounded back): `ex2.approx.f32` (of x·log2(e) for `exp`), `lg2.approx.f32` times ln 2 for `log`,
+    /// `sqrt.rn.f32`, `rsqrt.approx.f32`. (`math.exp2` and friends become libdevice calls upstream.)
+    fn unary(&mut self, op: &Operation, source: Value) -> Result<()> {
+        let (ty, mlir) = self.result_type(op)?;
+        let elem = ty.element_type();
+        let (x, _) = self.value(op, source)?;
+        if op.kind == OpKind::Neg {
+            let v = if elem.is_float() {
+                self.emit(&format!("arith.negf {x} : {mlir}"))
+            } else {
+                let e = types::scalar_type(elem).unwrap_or("i32");
+                let z = self.emit(&format!("arith.constant 0 : {e}"));
+                let z = if mlir == e { z } else { self.emit(&format!("vector.broadcast {z} : {e} to {mlir}")) };
+                self.emit(&format!("arith.subi {z}, {x} : {mlir}"))
+            };
+            return self.set_result(op, v);
+        }
+        if !matches!(elem, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16) {
+            return Err(self.kernel.unsupported(op, format!("'{}' is not defined on '{elem}'", op.kind)));
+        }
+        let wide_ty = types::with_element(&mlir, "f32");
+        let wide = if elem == ScalarType::F32 { x } else { self.emit(&format!("arith.extf {x} : {mlir} to {wide_ty}")) };
+        let call = |t: &mut FuncEmitter<'_>, name: &str, x: &str| t.emit(&format!("llvm.call_intrinsic \"{name}\"({x}) : (f32) -> f32"));
+        let scale = |t: &mut FuncEmitter<'_>, x: &str, c: f32| {
+            let c = t.emit(&format!("arith.constant 0x{:08X} : f32", c.to_bits()));
+            t.emit(&format!("arith.mulf {x}, {c} : f32"))
+        };
+        let kind = op.kind;
+        let v = self.per_element(&ty, &[&wide], &wide_ty, |t, xs| match kind {
+            OpKind::Exp2 => call(t, "llvm.nvvm.ex2.approx.f32", &xs[0]),
+            OpKind::Exp => {
+                let y = scale(t, &xs[0], std::f32::consts::LOG2_E);
+                call(t, "llvm.nvvm.ex2.approx.f32", &y)
+            }
+            OpKind::Log => {
+                let y = call(t, "llvm.nvvm.lg2.approx.f", &xs[0]);
+                scale(t, &y, std::f32::consts::LN_2)
+            }
+            OpKind::Sqrt => call(t, "llvm.nvvm.sqrt.rn.f", &xs[0]),
+            _ => call(t, "llvm.nvvm.rsqrt.approx.f", &xs[0]),
+        });
+        let v = if elem == ScalarType::F32 { v } else { self.emit(&format!("arith.truncf {v} : {wide_ty} to {mlir}")) };
         self.set_result(op, v)
     }
 
@@ -296,5 +352,35 @@ impl EmitScalar for FuncEmitter<'_> {
             }
         };
         self.set_result(op, v)
+    }
+}
+
+impl FuncEmitter<'_> {
+    /// `f` on each element of the operands `xs` (all of type `mlir`, of the shape of `ty`): once on scalars,
+    /// element by element (`vector.extract`, `vector.insert` into the first operand) on vectors. `f` gets the
+    /// scalar names and returns the scalar result's.
+    fn per_element(&mut self, ty: &Type, xs: &[&str], mlir: &str, mut f: impl FnMut(&mut Self, &[String]) -> String) -> String {
+        let Type::Vector(vt) = ty else {
+            let names: Vec<String> = xs.iter().map(|x| x.to_string()).collect();
+            return f(self, &names);
+        };
+        let elem = mlir.rsplit('x').next().unwrap_or("f32").trim_end_matches('>').to_string();
+        let mut out = xs[0].to_string();
+        let n: u64 = vt.shape.iter().product();
+        for flat in 0..n {
+            let mut position = Vec::with_capacity(vt.shape.len());
+            let mut rest = flat;
+            for &extent in vt.shape.iter().rev() {
+                position.push(rest % extent);
+                rest /= extent;
+            }
+            position.reverse();
+            let pos = position.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+            let names: Vec<String> =
+                xs.iter().map(|x| self.emit(&format!("vector.extract {x}[{pos}] : {elem} from {mlir}"))).collect();
+            let r = f(self, &names);
+            out = self.emit(&format!("vector.insert {r}, {out} [{pos}] : {elem} into {mlir}"));
+        }
+        out
     }
 }
