@@ -132,6 +132,10 @@ prepare)
     "$TILEC" bundle examples/gemm_bf16_256x128.tir -o "$DEV/$out/gemm_bf16_256x128_513x1000x264" --shape 513,1000,264 "${b[@]}"
     "$TILEC" bundle examples/gemm_epilogue.tir -o "$DEV/$out/gemm_epilogue_72x80x48" --shape 72,80,48 --arg alpha=2 --arg beta=-1 "${b[@]}"
     "$TILEC" bundle examples/gemm_s8.tir -o "$DEV/$out/gemm_s8_72x48x80" --shape 72,48,80 "${b[@]}"
+    # Elementwise math on register tiles (exp2, rsqrt: the GPU's .approx instructions, docs/math.md), ragged.
+    "$TILEC" bundle examples/elementwise.tir -o "$DEV/$out/elementwise_100x80" --arg x=100x80 --arg y=100x80 --arg s=0.5 "${b[@]}"
+    # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
+    "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
     # The GEMM variants (issue 9) at a ragged shape and at 256^3: bf16 in; alpha/beta epilogues with fp16 and
     # bf16 C; column-major A, B, both (their buffers hold the columns in order: see tilec bundle).
     for shape in 200,72,40 256,256,256; do

@@ -328,6 +328,9 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value_t = Backend::Llvm)]
     pub backend: Backend,
     /// Timed launches of each of tilec and cuBLAS (median reported).
+    /// LLVM optimisation level of the kernel (as for compilation; the bench label names any other than 3).
+    #[arg(short = 'O', value_name = "0-3", default_value = "3")]
+    pub opt_level: String,
     #[arg(long, default_value_t = 50)]
     pub repeat: u32,
     /// Untimed launches before the timed ones.

@@ -62,7 +62,9 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
     // not 16-byte aligned needs narrower copies (`alignment_variant`). The kernel as written is lowered once;
     // each new variant once more.
     let compiler = Compiler::new();
-    let options = Options { target, backend: args.backend.into(), ..Options::default() };
+    let opt_level: tilec_lower_ptx::OptLevel =
+        args.opt_level.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
+    let options = Options { target, backend: args.backend.into(), opt_level, ..Options::default() };
     let base = compiler.lower_kernel(func, &options).map_err(|e| compile_error(&source, e))?;
     let mut variants: HashMap<Option<String>, (String, KernelInfo)> = HashMap::new();
     let mut variant_for = |gemm: &GemmSpec| -> Result<(String, KernelInfo, Option<AlignmentVariant>), DriverError> {
@@ -120,7 +122,7 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
         let bundle = BenchBundle {
             ptx: "kernel.ptx".into(),
             kernel: kernel.name.clone(),
-            label: format!("{} ({backend}, {target}{label_variant})", source.name),
+            label: format!("{} ({backend}{opt}, {target}{label_variant})", source.name, opt = opt_suffix(opt_level)),
             grid,
             block: kernel.block,
             shared_bytes: u32::try_from(kernel.dynamic_shared_bytes)
@@ -283,4 +285,12 @@ pub(crate) fn write_bundle(dir: &Path, bundle: &BenchBundle, ptx: &str) -> Resul
     };
     write(&bundle.ptx, ptx.as_bytes())?;
     write(runner::BENCH_JSON, format!("{json}\n").as_bytes())
+}
+
+/// ` -O1` in a bench label for a level other than the default 3.
+fn opt_suffix(level: tilec_lower_ptx::OptLevel) -> String {
+    match level {
+        tilec_lower_ptx::OptLevel::O3 => String::new(),
+        other => format!(" -O{}", other.as_u32()),
+    }
 }
