@@ -77,27 +77,14 @@ impl Layout {
         Ok(layout)
     }
 
-    /// The element offset in memory of coordinate `index` of a tile of `shape` stored with this layout (the
-    /// one definition of a memory layout's address map; the backends emit the same arithmetic as IR):
-    /// `#row_major` (also for `None`, see [`Layout::element_offset_of`]), `#col_major` (rank 2; other
-    /// ranks are row-major), and `#swizzle<...>` of those, applied to the base's offset. `None` for an index of
-    /// the wrong rank, a negative coordinate, an offset past `u32` under a swizzle, or a layout that is not a
-    /// memory layout (`#linear`, `#hw`: they need a lookup table).
+    /// The element offset in memory of coordinate `index` of a tile of `shape` stored with this layout:
+    /// [`Layout::offset_with`] (the one definition of a memory layout's address map, which the backends
+    /// emit as IR) evaluated on numbers. `#row_major` (also for `None`, see [`Layout::element_offset_of`]),
+    /// `#col_major` (rank 2; other ranks are row-major), and `#swizzle<...>` of those, applied to the base's
+    /// offset. `None` for an index of the wrong rank, a negative coordinate, an offset past `u64` (past `u32`
+    /// under a swizzle), or a layout that is not a memory layout (`#linear`, `#hw`: they need a lookup table).
     pub fn element_offset(&self, shape: &[u64], index: &[i64]) -> Option<u64> {
-        if index.len() != shape.len() || index.iter().any(|&i| i < 0) {
-            return None;
-        }
-        let row_major = || index.iter().zip(shape).fold(0u64, |acc, (&i, &n)| acc * n + i as u64);
-        match self {
-            Layout::RowMajor => Some(row_major()),
-            Layout::ColMajor if shape.len() == 2 => Some(index[1] as u64 * shape[0] + index[0] as u64),
-            Layout::ColMajor => Some(row_major()),
-            Layout::Swizzled { swizzle, base } => {
-                let o = u32::try_from(base.element_offset(shape, index)?).ok()?;
-                Some(u64::from(swizzle.apply(o)))
-            }
-            Layout::Linear(_) | Layout::Hardware(_) => None,
-        }
+        crate::offset::element_offset(self, shape, index)
     }
 
     /// [`Layout::element_offset`] for an optional layout: a tile without one is row-major.

@@ -12,6 +12,8 @@
 //! - [`fragment`]: gather a matrix into per-lane fragments and scatter back.
 //! - [`attr`]: [`Layout`], the attribute the IR stores, with a text syntax that
 //!   round-trips.
+//! - [`offset`]: the one definition of a memory layout's coordinate -> offset map,
+//!   generic over [`OffsetArith`] (numbers, or a backend's IR builder).
 //! - [`render`]: text table, JSON and SVG pictures of a layout.
 
 pub mod attr;
@@ -21,6 +23,7 @@ pub mod fragment;
 pub mod hardware;
 pub mod linear;
 pub mod memory;
+pub mod offset;
 pub mod render;
 pub mod swizzle;
 
@@ -30,5 +33,6 @@ pub use fragment::{fragment_to_matrix, fragment_to_matrix_from_lanes, matrix_to_
 pub use hardware::{hardware_layout, hardware_layout_names, hardware_layouts, ldmatrix_row_addresses, HardwareLayout};
 pub use linear::LinearLayout;
 pub use memory::{col_major, in_bytes, row_major};
+pub use offset::{Checked, Extent, OffsetArith, Overflow};
 pub use render::{render_json, render_svg, render_table};
 pub use swizzle::Swizzle;

@@ -231,14 +231,10 @@ impl<B, X> MemRefs<B, X> {
     }
 }
 
-/// One extent of a memory tile.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Extent<X> {
-    /// Known when compiling.
-    Static(u64),
-    /// A kernel parameter (its backend value, or its ABI index in an [`Argument`]).
-    Dynamic(X),
-}
+/// One extent of a memory tile: known when compiling, or a kernel parameter (its backend value, or its ABI
+/// index in an [`Argument`]). The layout crate's, so a backend passes a tile's extents straight to
+/// `Layout::offset_with`.
+pub(crate) use tilec_ir::layout::Extent;
 
 /// A global or shared tile: where its first element is (`B`: the backend's pointer or view), and how indices map
 /// to elements (`X`: the backend's value of a dynamic extent).

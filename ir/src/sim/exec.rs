@@ -11,7 +11,7 @@ use crate::ops::{GridAxis, OpKind, Probe as ProbeAttr};
 use crate::types::{MemorySpace, ScalarType, Type};
 
 use super::error::{LaneMask, Place, SimError};
-use super::memory::{byte_range, func_span, locate, BlockShared, MemRef, PendingCopy, Run, SharedLayout, Storage};
+use super::memory::{byte_range, func_span, locate, BlockShared, MemRef, PendingCopy, Run, SharedLayout, storage_layout};
 use super::race::{RaceDetector, RaceSpace};
 use super::{matrix, mma, Probe, SimArg, SimOptions, SimTrace, MAX_VECTOR_ELEMENTS};
 
@@ -710,20 +710,20 @@ impl Warp {
         count: usize,
         align: Option<u64>,
     ) -> Result<(Run, (u64, u64)), SimError> {
-        let (data, base, storage, space) = match mem {
+        let (data, base, layout, space) = match mem {
             MemRef::Global(i) => {
-                let storage = match ctx.func.args().get(i).map(|&a| ctx.func.body.ty(a)) {
-                    Some(Type::Tile(t)) => Storage::of(t),
-                    _ => Storage::RowMajor,
+                let tile = match ctx.func.args().get(i).map(|&a| ctx.func.body.ty(a)) {
+                    Some(Type::Tile(t)) => Some(t),
+                    _ => None,
                 };
-                (ctx.args[i].as_tile().ok_or_else(|| self.undefined(ctx, op, lane))?, 0, storage, "global")
+                (ctx.args[i].as_tile().ok_or_else(|| self.undefined(ctx, op, lane))?, 0, storage_layout(tile), "global")
             }
             MemRef::Shared(i) => {
                 let tile = &ctx.shared.tiles[i];
-                (&tile.data, tile.base, tile.storage, "shared")
+                (&tile.data, tile.base, &tile.layout, "shared")
             }
         };
-        let run = locate(&data.shape, storage, index, count).ok_or_else(|| SimError::OutOfBounds {
+        let run = locate(&data.shape, layout, index, count).ok_or_else(|| SimError::OutOfBounds {
             span: op.span,
             op: op.kind.name(),
             at: self.place(ctx),
@@ -731,7 +731,7 @@ impl Warp {
             space,
             index: index.to_vec(),
             count,
-            axis: if storage == Storage::ColMajor { 0 } else { data.shape.len().saturating_sub(1) },
+            axis: layout.contiguous_axis(data.shape.len()).unwrap_or(data.shape.len().saturating_sub(1)),
             shape: data.shape.clone(),
         })?;
         let range = byte_range(base, data.elem.bit_width(), run.physical, count);

@@ -7,11 +7,13 @@
 //!
 //! Storage order: a tile's data is held in logical row-major order (the caller's [`TensorData`]), but an
 //! access of several elements (a vector load or store, an `ldmatrix` row, a `cp.async`) moves elements that
-//! are consecutive *in memory*, as the hardware does: along the last axis of a row-major tile, along the
-//! first axis (down a column) of a rank-2 `#col_major` one. Byte addresses are those of the storage order,
-//! so alignment and pending-copy checks see what the GPU sees. An XOR swizzle (`#swizzle<B, M, S, base>`)
-//! only permutes whole `2^M`-element chunks of its base layout; the accesses it is used with are aligned
-//! to the chunk and never straddle one, so the simulator addresses a swizzled tile by its base layout.
+//! are consecutive *in memory*, as the hardware does: along the layout's contiguous axis (the last axis of a
+//! row-major tile, the first of a rank-2 `#col_major` one). Byte addresses are the layout's physical
+//! offsets, from the one definition of a memory layout's offset map (`tilec_layout::Layout::offset_with`,
+//! which the backends emit as IR), swizzles included: an access starts at its first element's physical
+//! offset and runs on consecutively (a swizzle moves whole `2^M`-element chunks; the backends require
+//! `2^M >=` the access, and alignment keeps it inside one chunk). So alignment and pending-copy checks see
+//! the addresses the GPU sees.
 
 use std::collections::VecDeque;
 
@@ -42,33 +44,18 @@ pub(super) struct SharedTile {
     pub op: OpId,
     /// Byte address in the block's shared memory.
     pub base: u64,
-    pub storage: Storage,
+    /// Its memory layout (see [`storage_layout`]).
+    pub layout: Layout,
     pub data: TensorData,
 }
 
-/// Which axis of a tile runs contiguously in memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Storage {
-    /// The last axis (the default, `#row_major`, and swizzles of it).
-    RowMajor,
-    /// The first axis of a rank-2 tile (`#col_major`, and swizzles of it).
-    ColMajor,
-}
-
-impl Storage {
-    /// The storage order of a tile type's layout.
-    pub fn of(ty: &TileType) -> Storage {
-        fn base_is_col_major(l: &Layout) -> bool {
-            match l {
-                Layout::ColMajor => true,
-                Layout::Swizzled { base, .. } => base_is_col_major(base),
-                _ => false,
-            }
-        }
-        match &ty.layout {
-            Some(l) if ty.rank() == 2 && base_is_col_major(l) => Storage::ColMajor,
-            _ => Storage::RowMajor,
-        }
+/// The memory layout a tile is stored with: its layout, or row-major (a tile without one, or whose layout is
+/// not a memory layout).
+pub(super) fn storage_layout(ty: Option<&TileType>) -> &Layout {
+    static ROW_MAJOR: Layout = Layout::RowMajor;
+    match ty.and_then(|t| t.layout.as_ref()) {
+        Some(l) if l.is_memory_layout() => l,
+        _ => &ROW_MAJOR,
     }
 }
 
@@ -113,7 +100,7 @@ impl SharedLayout {
                 return Err(SimError::SharedMemoryExceeded { span: o.span, bytes: next, limit: SHARED_MEMORY_LIMIT });
             }
             let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
-            tiles.push(SharedTile { op: placed.op, base: placed.offset, storage: Storage::of(t), data: TensorData::zeros(&shape, t.elem) });
+            tiles.push(SharedTile { op: placed.op, base: placed.offset, layout: storage_layout(Some(t)).clone(), data: TensorData::zeros(&shape, t.elem) });
         }
         Ok(SharedLayout { tiles, bytes: next })
     }
@@ -229,9 +216,10 @@ impl BlockShared {
     }
 }
 
-/// Where an access of `count` elements starting at `index` is, in a tile of `shape` stored in `storage`
-/// order: `None` unless every coordinate is inside and the `count` elements stay inside the contiguous axis.
-pub(super) fn locate(shape: &[usize], storage: Storage, index: &[i64], count: usize) -> Option<Run> {
+/// Where an access of `count` elements starting at `index` is, in a tile of `shape` stored with the memory
+/// layout `layout`: `None` unless every coordinate is inside and the `count` elements stay inside the
+/// layout's contiguous axis.
+pub(super) fn locate(shape: &[usize], layout: &Layout, index: &[i64], count: usize) -> Option<Run> {
     if index.len() != shape.len() || shape.is_empty() {
         return None;
     }
@@ -242,17 +230,15 @@ pub(super) fn locate(shape: &[usize], storage: Storage, index: &[i64], count: us
     if !(0..shape.len()).all(inside) {
         return None;
     }
-    let row_major = index.iter().zip(shape).fold(0usize, |acc, (&i, &n)| acc * n + i as usize);
-    match (storage, shape) {
-        (Storage::ColMajor, &[rows, cols]) => {
-            let (r, c) = (index[0] as usize, index[1] as usize);
-            (r + count <= rows).then_some(Run { start: row_major, stride: cols, physical: c * rows + r })
-        }
-        _ => {
-            let last = shape.len() - 1;
-            (index[last] as usize + count <= shape[last]).then_some(Run { start: row_major, stride: 1, physical: row_major })
-        }
+    let axis = layout.contiguous_axis(shape.len())?;
+    if index[axis] as usize + count > shape[axis] {
+        return None;
     }
+    let shape64: Vec<u64> = shape.iter().map(|&n| n as u64).collect();
+    // The data is logically row-major; the storage offset is the layout's.
+    let start = usize::try_from(Layout::RowMajor.element_offset(&shape64, index)?).ok()?;
+    let physical = usize::try_from(layout.element_offset(&shape64, index)?).ok()?;
+    Some(Run { start, stride: shape[axis + 1..].iter().product(), physical })
 }
 
 /// Byte address of element `offset` of a tile starting at `base`, and the byte just past `count` elements.

@@ -1,24 +1,26 @@
 //! Memory tiles and element addresses.
 //!
-//! Indices into a tile are logical `(row, col, …)`; the physical element offset comes from the tile's
-//! layout: `#row_major` (the default), `#col_major` (rank 2), and `#swizzle<B, M, S, base>` (CuTe's XOR
-//! swizzle on the base layout's offset: `o ^ ((o & (((1 << B) - 1) << (M + S))) >> S)`, see
-//! `tilec_layout::Swizzle`). Global offsets are computed in `i64` (extents may be run-time values); shared
-//! offsets in `i32` (shared tiles are small and static), which keeps address arithmetic 32-bit.
+//! Indices into a tile are logical `(row, col, …)`; the physical element offset is the one definition of a
+//! memory layout's offset map, `tilec_layout::Layout::offset_with`, emitted as LLVM IR through
+//! [`OffsetArith`] on the builder (`nsw` adds and multiplies): `#row_major` (the default), `#col_major`
+//! (rank 2), and `#swizzle<B, M, S, base>` (shared tiles only). Global offsets are computed in `i64`
+//! (extents may be run-time values); shared offsets in `i32` (shared tiles are small and static), which
+//! keeps address arithmetic 32-bit.
 //!
 //! An access of `run` contiguous elements (a vector load, `ldmatrix` row, `cp.async`) moves `run`
 //! elements consecutive in the tile's storage order, from the address of its first index: along the last
 //! axis of a row-major tile, down a column of a column-major one (as the warp simulator reads them). Every
 //! swizzle must leave the low `log2(run)` offset bits alone (`2^M >= run`) so the run stays contiguous.
 
-use inkwell::types::BasicType;
+use inkwell::builder::{Builder, BuilderError};
+use inkwell::types::{BasicType, IntType};
 use inkwell::values::{IntValue, PointerValue};
 
 use tilec_ir::body::{Operation, Value};
-use tilec_ir::layout::Layout;
+use tilec_ir::layout::{Layout, OffsetArith};
 use tilec_ir::types::MemorySpace;
 
-use super::func::{FuncTranslator, LlvmMemRef};
+use super::func::FuncTranslator;
 use super::{types, Result};
 use crate::spine::Extent;
 
@@ -42,86 +44,67 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
                     .iter()
                     .map(|&i| self.builder.build_int_truncate_or_bit_cast(i, i32_ty, ""))
                     .collect::<Result<Vec<_>, _>>()?;
-                let shape: Vec<u64> = memref
+                // Shared tiles are static: their extents are `i32` constants.
+                let extents = memref
                     .extents
                     .iter()
                     .map(|e| match e {
-                        Extent::Static(n) => *n,
-                        Extent::Dynamic(_) => 0,
+                        Extent::Static(n) => Ok(Extent::Static(*n)),
+                        Extent::Dynamic(_) => Err(self.kernel.unsupported(op, "shared tiles must have static extents")),
                     })
-                    .collect();
-                self.shared_offset(op, &memref.layout, &shape, &narrowed)?
+                    .collect::<Result<Vec<_>>>()?;
+                self.layout_offset(op, memref.space, &memref.layout, i32_ty, &extents, &narrowed)?
             }
-            _ => self.global_offset(op, memref, &index_values)?,
+            space => self.layout_offset(op, space, &memref.layout, self.cx.i64_type(), &memref.extents, &index_values)?,
         };
         Ok(unsafe { self.builder.build_in_bounds_gep(elem_ty.as_basic_type_enum(), memref.base, &[offset], "")? })
     }
 
-    /// The element offset in a global tile (`i64`): row-major, or column-major for rank 2.
-    fn global_offset(&self, op: &Operation, memref: &LlvmMemRef<'ctx>, indices: &[IntValue<'ctx>]) -> Result<IntValue<'ctx>> {
-        let i64_ty = self.cx.i64_type();
-        let extent = |e: &Extent<IntValue<'ctx>>| match e {
-            Extent::Static(n) => i64_ty.const_int(*n, false),
-            Extent::Dynamic(v) => *v,
-        };
-        let b = &self.builder;
-        match memref.layout {
-            Layout::ColMajor if indices.len() == 2 => {
-                let rows = extent(&memref.extents[0]);
-                let scaled = b.build_int_nsw_mul(indices[1], rows, "")?;
-                Ok(b.build_int_nsw_add(scaled, indices[0], "")?)
-            }
-            Layout::RowMajor => {
-                // Horner: ((i0 * d1 + i1) * d2 + i2) …
-                let mut offset = i64_ty.const_zero();
-                for (axis, &i) in indices.iter().enumerate() {
-                    if axis > 0 {
-                        offset = b.build_int_nsw_mul(offset, extent(&memref.extents[axis]), "")?;
-                    }
-                    offset = b.build_int_nsw_add(offset, i, "")?;
-                }
-                Ok(offset)
-            }
-            ref other => Err(self.kernel.unsupported(op, format!("global tiles with layout {other} are not supported"))),
-        }
-    }
-
-    /// The physical element offset in a shared tile of static `shape` (`i32`), through its layout.
-    fn shared_offset(
+    /// The element offset of `indices` in a tile with `layout` and `extents`, as `ty` arithmetic.
+    fn layout_offset(
         &self,
         op: &Operation,
+        space: MemorySpace,
         layout: &Layout,
-        shape: &[u64],
+        ty: IntType<'ctx>,
+        extents: &[Extent<IntValue<'ctx>>],
         indices: &[IntValue<'ctx>],
     ) -> Result<IntValue<'ctx>> {
-        let i32_ty = self.cx.i32_type();
-        let b = &self.builder;
-        match layout {
-            Layout::RowMajor => {
-                let mut offset = i32_ty.const_zero();
-                for (axis, &i) in indices.iter().enumerate() {
-                    if axis > 0 {
-                        offset = b.build_int_nsw_mul(offset, i32_ty.const_int(shape[axis], false), "")?;
-                    }
-                    offset = b.build_int_nsw_add(offset, i, "")?;
-                }
-                Ok(offset)
-            }
-            Layout::ColMajor if indices.len() == 2 => {
-                let scaled = b.build_int_nsw_mul(indices[1], i32_ty.const_int(shape[0], false), "")?;
-                Ok(b.build_int_nsw_add(scaled, indices[0], "")?)
-            }
-            Layout::Swizzled { swizzle, base } => {
-                let o = self.shared_offset(op, base, shape, indices)?;
-                if swizzle.bits == 0 {
-                    return Ok(o);
-                }
-                let mask = ((1u64 << swizzle.bits) - 1) << (swizzle.base + swizzle.shift);
-                let high = b.build_and(o, i32_ty.const_int(mask, false), "")?;
-                let moved = b.build_right_shift(high, i32_ty.const_int(u64::from(swizzle.shift), false), false, "")?;
-                Ok(b.build_xor(o, moved, "")?)
-            }
-            other => Err(self.kernel.unsupported(op, format!("shared tiles with layout {other} are not supported"))),
+        let unsupported = || self.kernel.unsupported(op, format!("{space} tiles with layout {layout} are not supported"));
+        // Swizzles address shared tiles only.
+        if space != MemorySpace::Shared && matches!(layout, Layout::Swizzled { .. }) {
+            return Err(unsupported());
         }
+        let mut arith = Arith { builder: &self.builder, ty };
+        layout.offset_with(&mut arith, extents, indices)?.ok_or_else(unsupported)
+    }
+}
+
+/// [`OffsetArith`] as LLVM IR of one integer type.
+struct Arith<'a, 'ctx> {
+    builder: &'a Builder<'ctx>,
+    ty: IntType<'ctx>,
+}
+
+impl<'ctx> OffsetArith for Arith<'_, 'ctx> {
+    type Value = IntValue<'ctx>;
+    type Error = BuilderError;
+    fn constant(&mut self, n: u64) -> IntValue<'ctx> {
+        self.ty.const_int(n, false)
+    }
+    fn add(&mut self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>, BuilderError> {
+        self.builder.build_int_nsw_add(a, b, "")
+    }
+    fn mul(&mut self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>, BuilderError> {
+        self.builder.build_int_nsw_mul(a, b, "")
+    }
+    fn and(&mut self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>, BuilderError> {
+        self.builder.build_and(a, b, "")
+    }
+    fn shr(&mut self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>, BuilderError> {
+        self.builder.build_right_shift(a, b, false, "")
+    }
+    fn xor(&mut self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>, BuilderError> {
+        self.builder.build_xor(a, b, "")
     }
 }

@@ -1,14 +1,17 @@
 //! Memory tiles and element offsets.
 //!
 //! Every tile is addressed through a flat 1-D memref; the element offset of logical indices `(row, col, …)`
-//! comes from the tile's layout, computed with `arith` on `index` values exactly as the LLVM backend's
-//! `memory.rs` does: `#row_major` (default), `#col_major` (rank 2), and `#swizzle<B, M, S, base>`
-//! (`o ^ ((o & (((1 << B) - 1) << (M + S))) >> S)`). A contiguous access of `run` elements moves elements
-//! consecutive in the tile's storage order (along the last axis of a row-major tile, down a column of a
-//! column-major one), so it must stay contiguous through any swizzle.
+//! is the one definition of a memory layout's offset map, `tilec_layout::Layout::offset_with`, emitted as
+//! `arith` ops on `index` values through [`OffsetArith`] (as the LLVM backend emits it as LLVM IR):
+//! `#row_major` (default), `#col_major` (rank 2), and `#swizzle<B, M, S, base>` (shared tiles only). A
+//! contiguous access of `run` elements moves elements consecutive in the tile's storage order (along the
+//! last axis of a row-major tile, down a column of a column-major one), so it must stay contiguous through
+//! any swizzle.
+
+use std::convert::Infallible;
 
 use tilec_ir::body::{Operation, Value};
-use tilec_ir::layout::Layout;
+use tilec_ir::layout::{Layout, OffsetArith};
 use tilec_ir::types::MemorySpace;
 
 use super::func::FuncEmitter;
@@ -32,13 +35,6 @@ impl FuncEmitter<'_> {
         Ok((memref.base.name, memref.base.ty, offset))
     }
 
-    fn extent(&mut self, e: &Extent<String>) -> String {
-        match e {
-            Extent::Static(n) => self.index_constant(*n as i64),
-            Extent::Dynamic(v) => v.clone(),
-        }
-    }
-
     fn layout_offset(
         &mut self,
         op: &Operation,
@@ -47,35 +43,38 @@ impl FuncEmitter<'_> {
         idx: &[String],
         space: MemorySpace,
     ) -> Result<String> {
-        match layout {
-            Layout::RowMajor => {
-                // Horner: ((i0 * d1 + i1) * d2 + i2) …
-                let mut offset = idx[0].clone();
-                for axis in 1..idx.len() {
-                    let d = self.extent(&extents[axis]);
-                    let scaled = self.emit(&format!("arith.muli {offset}, {d} overflow<nsw> : index"));
-                    offset = self.emit(&format!("arith.addi {scaled}, {} overflow<nsw> : index", idx[axis]));
-                }
-                Ok(offset)
-            }
-            Layout::ColMajor if idx.len() == 2 => {
-                let rows = self.extent(&extents[0]);
-                let scaled = self.emit(&format!("arith.muli {}, {rows} overflow<nsw> : index", idx[1]));
-                Ok(self.emit(&format!("arith.addi {scaled}, {} overflow<nsw> : index", idx[0])))
-            }
-            Layout::Swizzled { swizzle, base } if space == MemorySpace::Shared => {
-                let o = self.layout_offset(op, base, extents, idx, space)?;
-                if swizzle.bits == 0 {
-                    return Ok(o);
-                }
-                let mask = ((1i64 << swizzle.bits) - 1) << (swizzle.base + swizzle.shift);
-                let m = self.index_constant(mask);
-                let high = self.emit(&format!("arith.andi {o}, {m} : index"));
-                let s = self.index_constant(i64::from(swizzle.shift));
-                let moved = self.emit(&format!("arith.shrui {high}, {s} : index"));
-                Ok(self.emit(&format!("arith.xori {o}, {moved} : index")))
-            }
-            other => Err(self.kernel.unsupported(op, format!("{} tiles with layout {other} are not supported", space))),
+        let unsupported = |e: &Self| e.kernel.unsupported(op, format!("{space} tiles with layout {layout} are not supported"));
+        // Swizzles address shared tiles only.
+        if space != MemorySpace::Shared && matches!(layout, Layout::Swizzled { .. }) {
+            return Err(unsupported(self));
         }
+        let Ok(offset) = layout.offset_with(&mut Arith(self), extents, idx);
+        offset.ok_or_else(|| unsupported(self))
+    }
+}
+
+/// [`OffsetArith`] as `arith` ops on `index` values.
+struct Arith<'e, 'a>(&'e mut FuncEmitter<'a>);
+
+impl OffsetArith for Arith<'_, '_> {
+    type Value = String;
+    type Error = Infallible;
+    fn constant(&mut self, n: u64) -> String {
+        self.0.index_constant(n as i64)
+    }
+    fn add(&mut self, a: String, b: String) -> Result<String, Infallible> {
+        Ok(self.0.emit(&format!("arith.addi {a}, {b} overflow<nsw> : index")))
+    }
+    fn mul(&mut self, a: String, b: String) -> Result<String, Infallible> {
+        Ok(self.0.emit(&format!("arith.muli {a}, {b} overflow<nsw> : index")))
+    }
+    fn and(&mut self, a: String, b: String) -> Result<String, Infallible> {
+        Ok(self.0.emit(&format!("arith.andi {a}, {b} : index")))
+    }
+    fn shr(&mut self, a: String, b: String) -> Result<String, Infallible> {
+        Ok(self.0.emit(&format!("arith.shrui {a}, {b} : index")))
+    }
+    fn xor(&mut self, a: String, b: String) -> Result<String, Infallible> {
+        Ok(self.0.emit(&format!("arith.xori {a}, {b} : index")))
     }
 }
