@@ -243,6 +243,10 @@ pub struct InterpArgs {
     pub input: String,
     #[command(flatten)]
     pub inputs: RunInputs,
+    /// Write a tensor argument's values after the run to FILE: whitespace-separated numbers, row-major, one
+    /// row per line (the `--input` format), so another tool can check them; repeatable.
+    #[arg(long = "output", value_name = "NAME=FILE")]
+    pub outputs: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -254,6 +258,10 @@ pub struct SimArgs {
     pub target: String,
     #[command(flatten)]
     pub inputs: RunInputs,
+    /// Write a tensor argument's values after the simulation to FILE (the simulator's, as `--input` reads
+    /// them: whitespace-separated, row-major, one row per line); repeatable.
+    #[arg(long = "output", value_name = "NAME=FILE")]
+    pub outputs: Vec<String>,
 }
 
 #[derive(Debug, Args)]

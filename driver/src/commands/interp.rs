@@ -14,6 +14,8 @@ pub fn run(args: &InterpArgs) -> Result<String, DriverError> {
     let func = select_func(&module, args.inputs.func.as_deref())?;
     let (mut values, launch) = prepare(func, &args.inputs).map_err(|d| located_or_usage(&source, d))?;
     interp::run(func, &mut values, &launch).map_err(|e| diagnostics(&source, vec![e.to_diagnostic()]))?;
+    let tensors: Vec<Option<&tilec_ir::data::TensorData>> = values.iter().map(ArgValue::as_tensor).collect();
+    write_outputs(&args.outputs, &arg_names(func), &tensors)?;
     let mut out = format!("@{}: grid [{}, {}, {}], seed {}\n", func.name, launch.grid[0], launch.grid[1], launch.grid[2], args.inputs.seed);
     for (name, value) in arg_names(func).iter().zip(&values) {
         match value {
@@ -157,4 +159,39 @@ impl RunInputs {
 
 fn is_scalar_setting(arg: &str) -> bool {
     arg.split_once('=').is_some_and(|(_, v)| !v.contains('x') && v.parse::<f64>().is_ok())
+}
+
+/// `--output NAME=FILE`: each named tensor's values, row-major and whitespace-separated, one row (the last
+/// axis) per line, each number written so that reading it back gives the same value (the `--input` format).
+/// Checks every setting before writing any file; each file is written atomically.
+pub fn write_outputs(settings: &[String], names: &[String], tensors: &[Option<&tilec_ir::data::TensorData>]) -> Result<(), DriverError> {
+    let usage = |m: String| DriverError::Usage(m);
+    let mut files = Vec::new();
+    for setting in settings {
+        let (name, path) = setting.split_once('=').ok_or_else(|| usage(format!("--output '{setting}': expected NAME=FILE")))?;
+        let name = name.trim_start_matches('%');
+        let index = names.iter().position(|n| n == name).ok_or_else(|| usage(format!("--output: no argument named '{name}'")))?;
+        let tensor = tensors
+            .get(index)
+            .copied()
+            .flatten()
+            .ok_or_else(|| usage(format!("--output: '{name}' is a scalar, not a tensor")))?;
+        files.push((path, tensor_text(tensor)));
+    }
+    for (path, text) in files {
+        crate::input::write_output(path, text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A tensor as text: one line per row of the last axis.
+fn tensor_text(t: &tilec_ir::data::TensorData) -> String {
+    let row = t.shape.last().copied().unwrap_or(1).max(1);
+    let mut out = String::new();
+    for line in t.values.chunks(row) {
+        let numbers: Vec<String> = line.iter().map(|x| x.to_string()).collect();
+        out.push_str(&numbers.join(" "));
+        out.push('\n');
+    }
+    out
 }

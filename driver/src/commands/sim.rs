@@ -40,6 +40,7 @@ pub fn run(args: &SimArgs) -> Result<String, DriverError> {
         trace.warp_ops
     );
     out.push_str(&trace.render());
+    write_sim_outputs(&args.outputs, func, &sim_args)?;
     for (name, arg) in arg_names(func).iter().zip(&sim_args) {
         if let SimArg::Tile(t) = arg {
             let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
@@ -68,6 +69,7 @@ fn lower_and_compare(
     let mut sim_args = to_sim_args(&values);
     let sim_launch = sim::Launch::grid(launch.grid[0], launch.grid[1], launch.grid[2]);
     let trace = sim::simulate(lowered_func, &mut sim_args, &sim_launch).map_err(|e| diagnostics(source, vec![e.into()]))?;
+    write_sim_outputs(&args.outputs, func, &sim_args)?;
     let mut out = note.map(|v| v.note + "\n").unwrap_or_default();
     out += &format!(
         "@{}: lowered with the default pipeline for {target}; simulated {} block(s), {} warp(s) each, {} warp-op(s); compared with the interpreter\n",
@@ -132,4 +134,10 @@ pub fn first_tile_level_op(func: &Func) -> Option<tilec_ir::OpId> {
         }
     });
     found
+}
+
+/// `--output NAME=FILE` with the simulator's results.
+fn write_sim_outputs(settings: &[String], func: &Func, sim_args: &[SimArg]) -> Result<(), DriverError> {
+    let tensors: Vec<_> = sim_args.iter().map(|a| if let SimArg::Tile(t) = a { Some(t) } else { None }).collect();
+    crate::commands::interp::write_outputs(settings, &arg_names(func), &tensors)
 }
