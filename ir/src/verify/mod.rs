@@ -49,7 +49,59 @@ pub fn verify_func(func: &Func) -> Vec<Diagnostic> {
     }
     v.diags.extend(kernel_attributes(func));
     v.block(func.entry, None);
+    if v.diags.is_empty() {
+        v.diags.extend(shared_memory_fits(func));
+        v.diags.extend(register_tiles_fit(func));
+    }
     v.diags
+}
+
+/// The most 32-bit registers one register tile may take per thread: the 255 a thread has. A larger tile
+/// cannot be held at all (it would live in local memory), and its lowering is as large as the tile.
+pub const MAX_TILE_REGISTERS_PER_THREAD: u64 = 255;
+
+/// Every register tile fits in the registers of the kernel's threads ([`MAX_TILE_REGISTERS_PER_THREAD`]
+/// each, over `num_warps` warps).
+fn register_tiles_fit(func: &Func) -> Vec<Diagnostic> {
+    let warps = KernelAttrs::of(func).map_or(crate::ops::kernel::DEFAULT_NUM_WARPS, |a| a.num_warps).max(1);
+    let threads = u64::from(warps) * 32;
+    let mut diags = Vec::new();
+    func.body.walk(func.entry, &mut |id| {
+        let op = func.body.op(id);
+        for &r in &op.results {
+            let Type::Tile(t) = func.body.ty(r) else { continue };
+            if t.space != MemorySpace::Register || !diags.is_empty() {
+                continue;
+            }
+            let Some(elements) = t.num_elements() else { continue };
+            let registers = elements.saturating_mul(u64::from(t.elem.bit_width())).div_ceil(32).div_ceil(threads);
+            if registers > MAX_TILE_REGISTERS_PER_THREAD {
+                diags.push(Diagnostic::error(
+                    op.span,
+                    format!(
+                        "'{t}' needs {registers} registers per thread over {warps} warp(s), more than the {MAX_TILE_REGISTERS_PER_THREAD} a thread has; use smaller tiles or more warps"
+                    ),
+                ));
+            }
+        }
+    });
+    diags
+}
+
+/// The kernel's shared tiles fit in the shared memory of the largest target (227 KiB per block): more can
+/// never run, and rejecting it here spares the passes work on absurd sizes (a 65536-row tile took the
+/// lowering minutes). Each target's own, smaller limit, with software pipelining's stages, is
+/// `check-resources`'.
+fn shared_memory_fits(func: &Func) -> Vec<Diagnostic> {
+    let limit = crate::shared_memory::MAX_SHARED_BYTES;
+    let past = crate::shared_memory::place_shared_allocations(func).into_iter().find(|p| p.end() > limit);
+    match past {
+        Some(p) => vec![Diagnostic::error(
+            func.body.op(p.op).span,
+            format!("@{}: its shared tiles need {} bytes up to this one, more than the {limit} bytes a thread block has on any target", func.name, p.end()),
+        )],
+        None => Vec::new(),
+    }
 }
 
 /// The kernel's attributes: each declared ([`KERNEL_ATTRS`]) and of its type, or an upper-case integer
