@@ -433,6 +433,16 @@ fn check_error(text: &str, e: &InterpError, needle: &str) {
     assert!(rendered.contains("error: ") && rendered.contains(needle), "{rendered}");
 }
 
+/// A kernel the verifier refuses with `refusal`, run by the interpreter all the same.
+fn run_unverified(setup: &str, refusal: &str) -> (String, InterpError) {
+    let text = kernel_text(setup, &[]);
+    let func = tilec_ir::parse_module(&text).unwrap().funcs.remove(0);
+    let diags = tilec_ir::verify::verify_func(&func);
+    assert!(diags.iter().any(|d| d.message.contains(refusal)), "{diags:?}");
+    let e = interp::run_with_limits(&func, &mut [], &Launch::new([1, 1, 1]), &Limits::default()).unwrap_err();
+    (text, e)
+}
+
 fn run_text(setup: &str, limits: &Limits) -> (String, InterpError) {
     let text = kernel_text(setup, &[]);
     let func = parse(&text);
@@ -493,10 +503,12 @@ fn a_runaway_loop_runs_out_of_fuel() {
 
 #[test]
 fn absurd_allocations_are_errors_before_anything_runs() {
-    let (text, e) = run_text("  %s = tile.alloc_shared : tile<1024x1024xf32, shared>", &Limits::default());
+    // The verifier refuses both (no target holds them); the interpreter's own limits still guard IR that
+    // skipped the verifier.
+    let (text, e) = run_unverified("  %s = tile.alloc_shared : tile<1024x1024xf32, shared>", "more than the 232448 bytes");
     assert!(matches!(e, InterpError::SharedMemoryTooLarge { bytes: 4194304, .. }), "{e}");
     check_error(&text, &e, "tile.alloc_shared");
-    let (text, e) = run_text("  %t = tile.fill 0.0 : tile<16384x8192xf32, reg>", &Limits::default());
+    let (text, e) = run_unverified("  %t = tile.fill 0.0 : tile<16384x8192xf32, reg>", "more than the 255 a thread has");
     assert!(matches!(e, InterpError::TileTooLarge { elements: 134217728, .. }), "{e}");
     check_error(&text, &e, "tile.fill");
     // Two allocations that fit alone (4 KiB, 2 KiB) but not together under a 5 KiB limit.
