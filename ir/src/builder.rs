@@ -22,7 +22,7 @@ use crate::attr::Attribute;
 use crate::body::{BlockId, Func, OpId, OpSpec, Value};
 use crate::diag::Span;
 use crate::ops::typed;
-use crate::ops::{GridAxis, Literal, MatrixOrder, MmaShape, OpKind, TypedOp};
+use crate::ops::{BinaryArith, GridAxis, Literal, MatrixOrder, MmaShape, OpKind, TypedOp};
 use crate::types::{ScalarType, TileType, Type, VectorType};
 
 /// Appends ops to a function, at the end of the current block.
@@ -117,28 +117,21 @@ impl FuncBuilder {
     /// An elementwise binary op (`tile.add`, `tile.mul`, ...); the result has the left operand's type.
     /// `None` when `kind` is not one.
     pub fn binary(&mut self, kind: OpKind, lhs: Value, rhs: Value) -> Option<Value> {
+        Some(self.arith(BinaryArith::from_kind(kind)?, lhs, rhs))
+    }
+
+    /// `lhs <op> rhs`; the result has the left operand's type.
+    pub fn arith(&mut self, op: BinaryArith, lhs: Value, rhs: Value) -> Value {
         let ty = self.ty(lhs).clone();
-        let spec = match kind {
-            OpKind::Add => typed::Add { lhs, rhs }.into_spec(),
-            OpKind::Sub => typed::Sub { lhs, rhs }.into_spec(),
-            OpKind::Mul => typed::Mul { lhs, rhs }.into_spec(),
-            OpKind::Div => typed::Div { lhs, rhs }.into_spec(),
-            OpKind::Rem => typed::Rem { lhs, rhs }.into_spec(),
-            OpKind::Min => typed::Min { lhs, rhs }.into_spec(),
-            OpKind::Max => typed::Max { lhs, rhs }.into_spec(),
-            _ => return None,
-        };
-        Some(self.push_value(spec.result(ty)))
+        self.push_value(op.spec(lhs, rhs).result(ty))
     }
 
     pub fn add(&mut self, lhs: Value, rhs: Value) -> Value {
-        let ty = self.ty(lhs).clone();
-        self.push_value(typed::Add { lhs, rhs }.into_spec().result(ty))
+        self.arith(BinaryArith::Add, lhs, rhs)
     }
 
     pub fn mul(&mut self, lhs: Value, rhs: Value) -> Value {
-        let ty = self.ty(lhs).clone();
-        self.push_value(typed::Mul { lhs, rhs }.into_spec().result(ty))
+        self.arith(BinaryArith::Mul, lhs, rhs)
     }
 
     /// `tile.fill`: a register tile or vector of one constant.

@@ -29,7 +29,6 @@
 //! ```
 
 pub mod analysis;
-pub mod arith;
 pub mod bank_conflicts;
 pub mod check_resources;
 pub mod cleanup;

@@ -27,7 +27,7 @@ use tilec_ir::ops::{GridAxis, Literal};
 use tilec_ir::typed;
 use tilec_ir::{Diagnostic, Func, Module, OpId, OpSpec, Type, TypedOp, Value};
 
-use crate::arith::BinaryArith;
+use tilec_ir::ops::BinaryArith;
 use crate::kernel_attrs::kernel_attrs;
 use crate::options::PassOptions;
 

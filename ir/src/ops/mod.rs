@@ -20,9 +20,11 @@
 //! `tile.func` and `tile.for` carry regions and have hand-written syntax in the parser and printer.
 
 pub mod attr_value;
+pub mod binary;
 pub mod kernel;
 pub mod reference;
 
+pub use binary::BinaryArith;
 pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaShape, Probe};
 
 use crate::attr::Attribute;

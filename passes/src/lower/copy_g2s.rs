@@ -50,7 +50,7 @@ use tilec_ir::typed::{self, AnyOp};
 use tilec_ir::{Diagnostic, Dim, OpId, OpKind, OpSpec, TileType, Type, TypedOp, Value, VectorType};
 
 use super::{is_col_major, Lowering};
-use crate::arith::BinaryArith;
+use tilec_ir::ops::BinaryArith;
 use crate::kernel_attrs::kernel_attrs;
 
 /// The function attribute bounding the width of global-to-shared copies, in bytes (16, 8, 4, 2 or 1;

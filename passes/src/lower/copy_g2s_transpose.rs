@@ -21,7 +21,7 @@ use tilec_ir::{typed, Diagnostic, OpId, Type, TypedOp, VectorType};
 
 use super::copy_g2s::{known_divisor, CopyTiles};
 use super::Lowering;
-use crate::arith::BinaryArith;
+use tilec_ir::ops::BinaryArith;
 
 impl<'f> Lowering<'f> {
     pub(super) fn lower_copy_g2s_transposed(&mut self, id: OpId, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {

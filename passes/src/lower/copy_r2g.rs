@@ -12,7 +12,7 @@ use tilec_ir::ops::CmpPredicate;
 use tilec_ir::{typed, Diagnostic, Dim, OpId, Type, TypedOp, Value, VectorType};
 
 use super::Lowering;
-use crate::arith::BinaryArith;
+use tilec_ir::ops::BinaryArith;
 
 impl<'f> Lowering<'f> {
     pub(super) fn lower_copy_r2g(&mut self, id: OpId) -> Result<(), Diagnostic> {

@@ -5,7 +5,7 @@ use tilec_ir::typed::{self, AnyOp};
 use tilec_ir::{Diagnostic, OpId, OpKind, OpSpec, Type, TypedOp, Value};
 
 use super::Lowering;
-use crate::arith::BinaryArith;
+use tilec_ir::ops::BinaryArith;
 
 impl<'f> Lowering<'f> {
     /// Lowers an op whose result is a register tile elementwise; returns whether it was replaced. Ops

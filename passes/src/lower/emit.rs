@@ -5,7 +5,7 @@ use tilec_ir::ops::{CmpPredicate, GridAxis, Literal};
 use tilec_ir::{typed, OpId, OpSpec, ScalarType, Type, TypedOp, Value, VectorType};
 
 use super::Lowering;
-use crate::arith::BinaryArith;
+use tilec_ir::ops::BinaryArith;
 
 impl<'f> Lowering<'f> {
     /// Creates an op before the op being lowered.

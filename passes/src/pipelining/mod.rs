@@ -55,7 +55,7 @@ use tilec_ir::typed::{self, AnyOp};
 use tilec_ir::{BlockId, Diagnostic, Func, Module, OpId, OpKind, OpSpec, ScalarType, Span, Type, TypedOp, Value};
 
 use crate::analysis::effects::is_pure;
-use crate::arith::BinaryArith;
+use tilec_ir::ops::BinaryArith;
 use crate::kernel_attrs::kernel_attrs;
 use crate::lower::GLOBAL_ALIGNMENT_ATTR;
 use crate::options::PassOptions;

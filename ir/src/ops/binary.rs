@@ -1,9 +1,10 @@
-//! The elementwise binary ops (`tile.add` .. `tile.max`, [`tilec_ir::OpKind::is_binary_arith`]) as one type, for the
-//! passes that emit index arithmetic by kind (the lowering, the pipeliner, the rasterizer): each builds
-//! through its op's typed view.
+//! The elementwise binary ops (`tile.add` .. `tile.max`, [`OpKind::is_binary_arith`]) as one type, for code
+//! that reads or builds arithmetic by kind (the builder, the lowering, the pipeliner, the rasterizer): each
+//! builds through its op's typed view.
 
-use tilec_ir::typed::{self, AnyOp};
-use tilec_ir::{OpSpec, Operation, TypedOp, Value};
+use crate::body::{OpSpec, Operation, Value};
+use crate::ops::typed::{self, AnyOp};
+use crate::ops::{OpKind, TypedOp};
 
 /// One of the elementwise binary ops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,6 +29,20 @@ impl BinaryArith {
             AnyOp::Rem(typed::Rem { lhs, rhs }) => (BinaryArith::Rem, lhs, rhs),
             AnyOp::Min(typed::Min { lhs, rhs }) => (BinaryArith::Min, lhs, rhs),
             AnyOp::Max(typed::Max { lhs, rhs }) => (BinaryArith::Max, lhs, rhs),
+            _ => return None,
+        })
+    }
+
+    /// The binary op of this kind, if it is one.
+    pub fn from_kind(kind: OpKind) -> Option<BinaryArith> {
+        Some(match kind {
+            OpKind::Add => BinaryArith::Add,
+            OpKind::Sub => BinaryArith::Sub,
+            OpKind::Mul => BinaryArith::Mul,
+            OpKind::Div => BinaryArith::Div,
+            OpKind::Rem => BinaryArith::Rem,
+            OpKind::Min => BinaryArith::Min,
+            OpKind::Max => BinaryArith::Max,
             _ => return None,
         })
     }
