@@ -16,7 +16,10 @@ for example in "$ROOT"/examples/*.tir "$ROOT"/examples/seeds/*.tir; do
   name="$(basename "$example" .tir)"
   # A header line `// targets: sm_90` limits an example to the targets whose instructions it uses.
   only="$(sed -n 's|^// targets: *||p' "$example" | head -n 1)"
-  for target in sm_80 sm_90; do
+  targets=(sm_80 sm_90)
+  # sm_90a only for the examples whose `// targets:` line names it (Hopper's arch-specific instructions).
+  if grep -qw -- sm_90a <<<"$only"; then targets+=(sm_90a); fi
+  for target in "${targets[@]}"; do
     if [ -n "$only" ] && ! grep -qw -- "$target" <<<"$only"; then continue; fi
     "$TILEC" "$example" --emit nvgpu --target "$target" -o "$OUT/$name.$target.nvgpu"
     for backend in llvm mlir; do

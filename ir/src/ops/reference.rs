@@ -63,7 +63,7 @@ fn op_section(out: &mut String, def: &OpDef, example: Option<String>) {
     let _ = write!(out, "\n### `{}`\n\n{}\n\n", def.name, def.summary);
     let _ = writeln!(out, "Syntax: `{}`\n", syntax(def));
     let lowers = match def.kind.min_target() {
-        Target::Sm80 => "every target (sm_80, sm_86, sm_89, sm_90)".to_string(),
+        Target::Sm80 => "every target (sm_80, sm_86, sm_89, sm_90, sm_90a)".to_string(),
         t => format!("{} and newer", t.chip()),
     };
     let _ = writeln!(out, "Lowers on: {lowers}.\n");
