@@ -21,7 +21,7 @@ OUT="$ROOT/out/ptx"
 [ -x "$TILEC" ] || { echo "validate-ptx: $TILEC is not built (run make build)" >&2; exit 2; }
 
 shopt -s nullglob
-examples=("$ROOT"/examples/*.tir "$ROOT"/examples/seeds/*.tir)
+examples=("$ROOT"/examples/*.tir "$ROOT"/examples/seeds/*.tir "$ROOT"/examples/hopper/*.tir)
 if [ "${#examples[@]}" -eq 0 ]; then
   echo "validate-ptx: no examples/*.tir yet"
   [ "${REQUIRE_PTX_EXAMPLES:-0}" = 1 ] && exit 1
