@@ -399,6 +399,8 @@ pub(crate) trait EmitHopper {
     fn wgmma_commit_group(&mut self, op: &Operation, v: &typed::WgmmaCommitGroup) -> Result<()>;
     /// `wgmma.wait_group.sync.aligned N` (sm_90a).
     fn wgmma_wait_group(&mut self, op: &Operation, v: &typed::WgmmaWaitGroup) -> Result<()>;
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (sm_90a): `increase` for `.inc`.
+    fn setmaxnreg(&mut self, op: &Operation, increase: bool, count: u32) -> Result<()>;
 }
 
 /// The per-thread `tile` ops: one method per op kind (the seven elementwise arithmetic ops share
@@ -466,7 +468,9 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
     let needs = op.kind.min_target();
     if kernel.target < needs {
         let short = op.kind.name().trim_start_matches("nvgpu.");
-        return Err(kernel.unsupported(op, format!("{short} needs {} or newer; the target is {}", needs.chip(), kernel.target)));
+        // An arch-specific target (sm_90a) has no newer targets: its instructions run on it alone.
+        let newer = if needs.is_arch_specific() { "" } else { " or newer" };
+        return Err(kernel.unsupported(op, format!("{short} needs {}{newer}; the target is {}", needs.chip(), kernel.target)));
     }
     let func = kernel.func;
     match view {
@@ -483,6 +487,8 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         AnyOp::WgmmaFence(v) => e.wgmma_fence(op, &v),
         AnyOp::WgmmaCommitGroup(v) => e.wgmma_commit_group(op, &v),
         AnyOp::WgmmaWaitGroup(v) => e.wgmma_wait_group(op, &v),
+        AnyOp::SetMaxNRegInc(v) => e.setmaxnreg(op, true, v.count),
+        AnyOp::SetMaxNRegDec(v) => e.setmaxnreg(op, false, v.count),
         // nvgpu dialect.
         AnyOp::ThreadId(v) => e.thread_id(op, &v),
         AnyOp::LaneId(v) => e.lane_id(op, &v),

@@ -713,6 +713,22 @@ define_ops! {
         results: NONE, format: Some("attr-dict"),
         summary: "Waits until at most `numGroups` (default 0) of this warpgroup's wgmma groups are pending (`wgmma.wait_group.sync.aligned N`).",
     }
+    SetMaxNRegInc = "nvgpu.setmaxnreg.inc" {
+        operands: [],
+        attributes: [
+            count: u32 ; "The registers per thread to grow to: 24..=256, a multiple of 8.",
+        ],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Raises this warpgroup's registers per thread to `count` (`setmaxnreg.inc.sync.aligned.u32`, sm_90a): the consumer side of warp specialization.",
+    }
+    SetMaxNRegDec = "nvgpu.setmaxnreg.dec" {
+        operands: [],
+        attributes: [
+            count: u32 ; "The registers per thread to shrink to: 24..=256, a multiple of 8.",
+        ],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Lowers this warpgroup's registers per thread to `count`, releasing the rest to the block's pool (`setmaxnreg.dec.sync.aligned.u32`, sm_90a): the producer side of warp specialization.",
+    }
     Load = "nvgpu.load" {
         operands: [src: One, indices: Variadic, mask: Optional],
         attributes: [],

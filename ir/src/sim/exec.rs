@@ -640,6 +640,8 @@ impl Warp {
             // Warpgroup-collective (`.sync.aligned`): the warp must be converged. No `wgmma.mma_async` exists
             // yet, so every wgmma group is empty and complete: the fence, commit and wait change nothing else.
             AnyOp::WgmmaFence(_) | AnyOp::WgmmaCommitGroup(_) | AnyOp::WgmmaWaitGroup(_) => self.require_converged(ctx, op)?,
+            // Register allocation: nothing a program can observe but convergence.
+            AnyOp::SetMaxNRegInc(_) | AnyOp::SetMaxNRegDec(_) => self.require_converged(ctx, op)?,
             AnyOp::MBarrierArrive(a) => self.mbarrier_arrive(ctx, op, (a.barriers, a.mbar_id), None, None, mask)?,
             AnyOp::MBarrierArriveExpectTx(a) => {
                 self.mbarrier_arrive(ctx, op, (a.barriers, a.mbar_id), Some(a.txcount), a.predicate, mask)?

@@ -1,6 +1,6 @@
 //! Rules of the Hopper ops of the `nvgpu` dialect (issue 18): `nvgpu.mbarrier.*`, shaped like MLIR's, and
 //! the wgmma synchronization (`nvgpu.wgmma.fence/commit_group/wait_group`, NVVM's `wgmma.*`), which needs
-//! whole warpgroups (num_warps a multiple of 4).
+//! whole warpgroups (num_warps a multiple of 4), as does `nvgpu.setmaxnreg.inc/dec`.
 //!
 //! An mbarrier group is the result of `nvgpu.mbarrier.create`: a rank-1 shared tile of `index` (one 64-bit
 //! word per barrier). Every mbarrier op names its group and one barrier of it (`%bars[%id]`), and only a
@@ -9,7 +9,7 @@
 //! catalogue's (`OpKind::min_target`: sm_90), checked where the target is known (`tilec check --target`).
 
 use crate::body::{Operation, Value};
-use crate::ops::typed::AnyOp;
+use crate::ops::typed::{self, AnyOp};
 use crate::ops::OpKind;
 use crate::types::{MemorySpace, ScalarType, Type};
 use crate::verify::Verifier;
@@ -39,6 +39,12 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: &AnyOp) -> boo
             whole_warpgroups(v, op);
             if wait.num_groups > 7 {
                 v.error(op.span, format!("'nvgpu.wgmma.wait_group' numGroups must be an integer in 0..=7, found {}", wait.num_groups));
+            }
+        }
+        AnyOp::SetMaxNRegInc(typed::SetMaxNRegInc { count }) | AnyOp::SetMaxNRegDec(typed::SetMaxNRegDec { count }) => {
+            whole_warpgroups(v, op);
+            if !(24..=256).contains(count) || count % 8 != 0 {
+                v.error(op.span, format!("'{}' count must be a multiple of 8 in 24..=256, found {count}", op.kind));
             }
         }
         _ => return false,

@@ -11,6 +11,7 @@
 //! | `nvgpu.wgmma.fence` | `llvm.nvvm.wgmma.fence.sync.aligned` |
 //! | `nvgpu.wgmma.commit_group` | `llvm.nvvm.wgmma.commit_group.sync.aligned` |
 //! | `nvgpu.wgmma.wait_group` | `llvm.nvvm.wgmma.wait_group.sync.aligned(i64 numGroups)` |
+//! | `nvgpu.setmaxnreg.inc/dec` | `llvm.nvvm.setmaxnreg.{inc,dec}.sync.aligned.u32(i32 count)` |
 //!
 //! Counts, ids and ticks are `index` (`i64`) in the IR and `i32` in the instructions (the verifier and the
 //! simulator keep counts below 2^20).
@@ -112,6 +113,13 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
     fn wgmma_wait_group(&mut self, _op: &Operation, v: &typed::WgmmaWaitGroup) -> Result<()> {
         let n = self.cx.i64_type().const_int(u64::from(v.num_groups), false);
         self.nvvm.call(&self.builder, "llvm.nvvm.wgmma.wait_group.sync.aligned", &[], &[n.into()])?;
+        Ok(())
+    }
+
+    fn setmaxnreg(&mut self, _op: &Operation, increase: bool, count: u32) -> Result<()> {
+        let name = if increase { "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32" } else { "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32" };
+        let n = self.cx.i32_type().const_int(u64::from(count), false);
+        self.nvvm.call(&self.builder, name, &[], &[n.into()])?;
         Ok(())
     }
 }

@@ -11,6 +11,7 @@
 //! | `nvgpu.wgmma.fence` | `nvvm.wgmma.fence.aligned` (upstream's nvgpu has no such op: its `warpgroup.mma` emits these) |
 //! | `nvgpu.wgmma.commit_group` | `nvvm.wgmma.commit.group.sync.aligned` |
 //! | `nvgpu.wgmma.wait_group` | `nvvm.wgmma.wait.group.sync.aligned N` |
+//! | `nvgpu.setmaxnreg.inc/dec` | `nvvm.setmaxregister increase/decrease N` |
 //!
 //! The group is a `builtin.unrealized_conversion_cast` of the shared memref to the group type; the upstream
 //! lowering turns the group back into the same `memref<N x i64, 3>` descriptor, so
@@ -88,6 +89,12 @@ impl EmitHopper for FuncEmitter<'_> {
 
     fn wgmma_wait_group(&mut self, _op: &Operation, v: &typed::WgmmaWaitGroup) -> Result<()> {
         self.line(&format!("nvvm.wgmma.wait.group.sync.aligned {}", v.num_groups));
+        Ok(())
+    }
+
+    fn setmaxnreg(&mut self, _op: &Operation, increase: bool, count: u32) -> Result<()> {
+        let action = if increase { "increase" } else { "decrease" };
+        self.line(&format!("nvvm.setmaxregister {action} {count}"));
         Ok(())
     }
 }
