@@ -135,10 +135,10 @@ prepare)
     # Elementwise math on register tiles (exp2, rsqrt: the GPU's .approx instructions, docs/math.md), ragged.
     "$TILEC" bundle examples/elementwise.tir -o "$DEV/$out/elementwise_100x80" --arg x=100x80 --arg y=100x80 --arg s=0.5 "${b[@]}"
     # Hopper (issue 18): two warps meeting at an mbarrier three times (try_wait.parity loops), and the wgmma
-    # fence/commit/wait of one warpgroup, setmaxnreg dec/inc of two; sm_90a PTX, expected results from the simulator.
+    # fence/commit/wait of one warpgroup; sm_90a PTX, expected results from the simulator. (setmaxnreg is only
+    # assembled, not run: its register counts must fit what ptxas allocated, which nothing checks yet.)
     "$TILEC" bundle examples/hopper/mbarrier_rounds.tir -o "$DEV/$out/mbarrier_rounds" --target sm_90a --backend "$backend"
     "$TILEC" bundle tests/lit/backend/Inputs/wgmma_sync.tir -o "$DEV/$out/wgmma_sync" --target sm_90a --backend "$backend"
-    "$TILEC" bundle tests/lit/backend/Inputs/setmaxnreg.tir -o "$DEV/$out/setmaxnreg" --target sm_90a --backend "$backend"
     # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
     "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
     # The GEMM variants (issue 9) at a ragged shape and at 256^3: bf16 in; alpha/beta epilogues with fp16 and
