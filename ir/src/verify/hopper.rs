@@ -43,7 +43,7 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: &AnyOp) -> boo
         }
         AnyOp::SetMaxNRegInc(typed::SetMaxNRegInc { count }) | AnyOp::SetMaxNRegDec(typed::SetMaxNRegDec { count }) => {
             whole_warpgroups(v, op);
-            if !(24..=256).contains(count) || count % 8 != 0 {
+            if !(24..=256).contains(count) || !count.is_multiple_of(8) {
                 v.error(op.span, format!("'{}' count must be a multiple of 8 in 24..=256, found {count}", op.kind));
             }
         }
@@ -56,7 +56,7 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: &AnyOp) -> boo
 /// form whole warpgroups.
 fn whole_warpgroups(v: &mut Verifier<'_>, op: &Operation) {
     let warps = crate::KernelAttrs::of(v.func).map_or(crate::ops::kernel::DEFAULT_NUM_WARPS, |a| a.num_warps);
-    if warps % 4 != 0 {
+    if !warps.is_multiple_of(4) {
         v.error(op.span, format!("'{}' is warpgroup-wide: the kernel's num_warps must be a multiple of 4, found {warps}", op.kind));
     }
 }
