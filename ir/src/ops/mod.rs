@@ -722,7 +722,7 @@ define_ops! {
         operands: [value: One],
         attributes: [
             mode: ShuffleMode ; "How the source lane is found: `xor` (the lane id XOR `offset`, `shfl.sync.bfly`).",
-            offset: u32 ; "The lane mask XORed with the lane id (1..=16, a power of two for a butterfly).",
+            offset: u32 ; "The lane mask XORed with the lane id (1..=31; a power of two for one butterfly step).",
         ],
         results: ONE, format: Some("$mode $value , $offset attr-dict : type(results)"),
         summary: "Warp-collective exchange of a 32-bit scalar (MLIR's `gpu.shuffle xor`, PTX `shfl.sync.bfly.b32` over the full warp): every lane gets the value of lane `lane ^ offset`.",
