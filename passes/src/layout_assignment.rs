@@ -523,7 +523,8 @@ pub fn thin_default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u3
     let parent_rows = if rows == 1 { u64::from(h.rows) } else { rows };
     let parent_cols = if cols == 1 { u64::from(h.cols) } else { cols };
     let elem = if elem.bit_width() == 1 { ScalarType::F32 } else { elem };
-    let (parent, _) = default_layout(parent_rows, parent_cols, elem, num_warps)?;
+    let (parent, _) = default_layout(parent_rows, parent_cols, elem, num_warps)
+        .map_err(|m| format!("a thin tile takes the slice of the default layout of a {parent_rows}x{parent_cols} tile, and {m}"))?;
     let axes: Vec<usize> = [(0, rows), (1, cols)].iter().filter(|(_, n)| *n == 1).map(|(a, _)| *a).collect();
     let s = crate::slice_layout::slice(&parent, &axes)?;
     let registers = s.layout.in_dim_size("register").unwrap_or(1);
