@@ -117,8 +117,8 @@ mod tests {
         assert_eq!(s.layout.in_dim_size("register"), Some(2));
         assert_eq!(s.register_map, vec![None, Some(0)]);
         // Lane 5 (group 1, thread 1 in the group), register 1: row 8 + 1.
-        assert_eq!(s.layout.apply(&[1, 5, 0]).unwrap(), vec![9, 0]);
-        assert_eq!(s.layout.apply(&[1, 4, 0]).unwrap(), vec![9, 0]);
+        assert_eq!(s.layout.apply(&[1, 5]).unwrap(), vec![9, 0]);
+        assert_eq!(s.layout.apply(&[1, 4]).unwrap(), vec![9, 0]);
         assert_eq!(s.slice_register(3), 1);
         assert_eq!(s.slice_register(1), 0);
     }
@@ -129,7 +129,7 @@ mod tests {
         let s = slice(c, &[0]).unwrap();
         assert_eq!(s.layout.out_dim_size("col"), Some(8));
         assert_eq!(s.register_map, vec![Some(0), None]);
-        assert_eq!(s.layout.apply(&[1, 3, 0]).unwrap(), vec![0, 7]);
-        assert_eq!(s.layout.apply(&[1, 31, 0]).unwrap(), vec![0, 7]);
+        assert_eq!(s.layout.apply(&[1, 3]).unwrap(), vec![0, 7]);
+        assert_eq!(s.layout.apply(&[1, 31]).unwrap(), vec![0, 7]);
     }
 }
