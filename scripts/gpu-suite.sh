@@ -134,6 +134,10 @@ prepare)
     "$TILEC" bundle examples/gemm_s8.tir -o "$DEV/$out/gemm_s8_72x48x80" --shape 72,48,80 "${b[@]}"
     # Elementwise math on register tiles (exp2, rsqrt: the GPU's .approx instructions, docs/math.md), ragged.
     "$TILEC" bundle examples/elementwise.tir -o "$DEV/$out/elementwise_100x80" --arg x=100x80 --arg y=100x80 --arg s=0.5 "${b[@]}"
+    # Reductions, broadcasts and masks (issue 16): row softmax, ragged in both extents.
+    "$TILEC" bundle examples/softmax.tir -o "$DEV/$out/softmax_100x150" --arg x=100x150 --arg y=100x150 "${b[@]}"
+    "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${b[@]}"
+    "$TILEC" bundle examples/layernorm.tir -o "$DEV/$out/layernorm_100x150" --arg x=100x150 --arg gamma=1x150 --arg beta=1x150 --arg y=100x150 "${b[@]}"
     # Hopper (issue 18): two warps meeting at an mbarrier three times (try_wait.parity loops), and the wgmma
     # fence/commit/wait of one warpgroup; sm_90a PTX, expected results from the simulator. (setmaxnreg is only
     # assembled, not run: its register counts must fit what ptxas allocated, which nothing checks yet.)
