@@ -134,6 +134,9 @@ prepare)
     "$TILEC" bundle examples/gemm_s8.tir -o "$DEV/$out/gemm_s8_72x48x80" --shape 72,48,80 "${b[@]}"
     # Elementwise math on register tiles (exp2, rsqrt: the GPU's .approx instructions, docs/math.md), ragged.
     "$TILEC" bundle examples/elementwise.tir -o "$DEV/$out/elementwise_100x80" --arg x=100x80 --arg y=100x80 --arg s=0.5 "${b[@]}"
+    # Batched GEMM (rank-3 tensors, rank-reducing copies, grid z = batch): aligned, and ragged in M, N and K.
+    "$TILEC" bundle examples/gemm_batched.tir -o "$DEV/$out/gemm_batched_3x256x128x64" --arg A=3x256x64 --arg B=3x64x128 --arg C=3x256x128 "${b[@]}"
+    "$TILEC" bundle examples/gemm_batched.tir -o "$DEV/$out/gemm_batched_5x200x72x40" --arg A=5x200x40 --arg B=5x40x72 --arg C=5x200x72 "${b[@]}"
     # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
     "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
     # The GEMM variants (issue 9) at a ragged shape and at 256^3: bf16 in; alpha/beta epilogues with fp16 and

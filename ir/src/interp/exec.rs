@@ -537,13 +537,11 @@ impl<'f, 'a> Machine<'f, 'a> {
         let s = self.shared_buffer(op, copy.dst)?;
         let shape = self.shared_shapes[s].clone();
         let offset = self.indices(op, &copy.src_indices, tensor.shape.len())?;
-        if offset.len() != shape.len() {
-            return Err(malformed(op, "copies between tiles of different ranks"));
-        }
+        let window = slice_window(op, offset.len(), &shape)?;
         self.charge(self.shared[s].len() as u64, op.span)?;
         let ArgValue::Tensor(t) = &self.args[g] else { return Err(malformed(op, "expects a global tile operand")) };
-        let zeros = vec![0; shape.len()];
-        copy_window(&t.values, &t.shape, &offset, &mut self.shared[s], &shape, &zeros, &shape);
+        let zeros = vec![0; window.len()];
+        copy_window(&t.values, &t.shape, &offset, &mut self.shared[s], &window, &zeros, &window);
         Ok(())
     }
 
@@ -582,9 +580,7 @@ impl<'f, 'a> Machine<'f, 'a> {
         let (value, window) = self.tile(op, copy.value)?;
         let (g, tensor) = self.global_tensor(op, copy.dst)?;
         let offset = self.indices(op, &copy.dst_indices, tensor.shape.len())?;
-        if offset.len() != window.len() {
-            return Err(malformed(op, "copies between tiles of different ranks"));
-        }
+        let window = slice_window(op, offset.len(), &window)?;
         self.charge(value.len() as u64, op.span)?;
         let ArgValue::Tensor(t) = &mut self.args[g] else { return Err(malformed(op, "expects a global tile operand")) };
         let zeros = vec![0; window.len()];
@@ -622,4 +618,17 @@ impl<'f, 'a> Machine<'f, 'a> {
         self.set(r, Slot::Tile(Rc::new(d)));
         Ok(())
     }
+}
+
+/// The window of a copy between a global tile of rank `global_rank` and a tile of shape `shape`, as a window
+/// of the global tile: `shape` with extent 1 along the leading axes a rank-reducing copy's leading indices
+/// pick (`%A[%b, %m0, %k0]` of a rank-3 `%A` into a 128x32 tile: 1x128x32). Its elements are the same, in the
+/// same row-major order, as `shape`'s.
+fn slice_window(op: &Operation, global_rank: usize, shape: &[usize]) -> Result<Vec<usize>, InterpError> {
+    if global_rank < shape.len() {
+        return Err(malformed(op, "copies between a global tile and a tile of higher rank"));
+    }
+    let mut window = vec![1; global_rank - shape.len()];
+    window.extend_from_slice(shape);
+    Ok(window)
 }

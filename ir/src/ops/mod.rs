@@ -549,7 +549,7 @@ define_ops! {
         attributes: [],
         results: NONE,
         format: Some("$src[$src_indices] , $dst attr-dict"),
-        summary: "Copies the window of a global tile at the given offset, shaped like the shared tile, into it; elements outside the global tile read as zero.",
+        summary: "Copies the window of a global tile at the given offset, shaped like the shared tile, into it; elements outside the global tile read as zero. A global tile of higher rank than the shared tile is indexed on every axis and its leading indices pick a slice (`%A[%b, %m0, %k0]` of a rank-3 `%A` into a 2-D shared tile: batching).",
     }
     CopyS2R = "tile.copy_s2r" {
         operands: [src: One, src_indices: Variadic],
@@ -570,7 +570,7 @@ define_ops! {
         attributes: [],
         results: NONE,
         format: Some("$value , $dst[$dst_indices] attr-dict"),
-        summary: "Stores a register tile into the window of a global tile at the given offset; elements outside the global tile are dropped.",
+        summary: "Stores a register tile into the window of a global tile at the given offset; elements outside the global tile are dropped. As for `tile.copy_g2s`, the leading indices of a global tile of higher rank pick a slice (`%C[%b, %m0, %n0]`).",
     }
     Mma = "tile.mma" {
         operands: [a: One, b: One, c: One],

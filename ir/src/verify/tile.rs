@@ -299,7 +299,7 @@ fn copy_g2s(v: &mut Verifier<'_>, op: &Operation, copy: &typed::CopyG2S) {
     let dst = v.tile_in(op, copy.dst, "its destination", MemorySpace::Shared);
     let (Some(src), Some(dst)) = (src, dst) else { return };
     v.indices(op, &copy.src_indices, src.rank(), false);
-    same_elem_and_rank(v, op, src.elem, src.rank(), dst.elem, dst.rank());
+    global_window_rank(v, op, src.elem, src.rank(), dst.elem, dst.rank(), "destination");
 }
 
 fn copy_s2r(v: &mut Verifier<'_>, op: &Operation, copy: &typed::CopyS2R) {
@@ -323,7 +323,11 @@ fn copy_from_reg(v: &mut Verifier<'_>, op: &Operation, value: Value, dst: Value,
     let dst = v.tile_in(op, dst, "its destination", space);
     let (Some(value), Some(dst)) = (value, dst) else { return };
     v.indices(op, dst_indices, dst.rank(), space == MemorySpace::Shared);
-    same_elem_and_rank(v, op, value.elem, value.rank(), dst.elem, dst.rank());
+    if space == MemorySpace::Global {
+        global_window_rank(v, op, dst.elem, dst.rank(), value.elem, value.rank(), "stored value");
+    } else {
+        same_elem_and_rank(v, op, value.elem, value.rank(), dst.elem, dst.rank());
+    }
     if space == MemorySpace::Shared {
         window_fits(v, op, &dst.shape, &value.shape, dst_indices.is_empty());
     }
@@ -334,6 +338,18 @@ fn same_elem_and_rank(v: &mut Verifier<'_>, op: &Operation, a: ScalarType, ra: u
         v.error(op.span, format!("'{}' copies between element types '{a}' and '{b}'; insert a 'tile.cast'", op.kind));
     } else if ra != rb {
         v.error(op.span, format!("'{}' copies between tiles of rank {ra} and {rb}", op.kind));
+    }
+}
+
+/// A copy between a global tile of rank `rg` and a shared or register window of rank `rw`: the same element
+/// type, and `rg >= rw`. A *rank-reducing* copy (`rg > rw`, e.g. `%A[%b, %m0, %k0]` of a rank-3 `%A` into a
+/// 2-D shared tile) moves the window at the last `rw` indices of the slice the leading `rg - rw` indices pick:
+/// the window has extent 1 along the leading axes.
+fn global_window_rank(v: &mut Verifier<'_>, op: &Operation, g: ScalarType, rg: usize, w: ScalarType, rw: usize, what: &str) {
+    if g != w {
+        same_elem_and_rank(v, op, g, rg, w, rw);
+    } else if rw == 0 || rg < rw {
+        v.error(op.span, format!("'{}' copies between a rank-{rg} global tile and a rank-{rw} {what}; the global tile's rank must be at least the {what}'s (its leading indices pick a slice)", op.kind));
     }
 }
 

@@ -96,7 +96,8 @@ impl<'f> Lowering<'f> {
                 let mut line = self.zero_vector(line_ty.clone());
                 for j in (0..t).step_by(access as usize) {
                     let rc = at(self, li, j);
-                    let g = vec![self.binary(BinaryArith::Add, idx[0], rc[0]), self.binary(BinaryArith::Add, idx[1], rc[1])];
+                    let (gr, gc) = (self.binary(BinaryArith::Add, idx[0], rc[0]), self.binary(BinaryArith::Add, idx[1], rc[1]));
+                    let g = tiles.global_indices(gr, gc);
                     let mask = left.map(|left| {
                         let row_ok = self.cmp(CmpPredicate::Lt, rc[0], left[0]);
                         let col_ok = self.cmp(CmpPredicate::Lt, rc[1], left[1]);
