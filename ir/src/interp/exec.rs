@@ -339,6 +339,8 @@ impl<'f, 'a> Machine<'f, 'a> {
         let typed = AnyOp::from_op(op).ok_or_else(|| malformed(op, "is malformed (run the verifier)"))?;
         match typed {
             AnyOp::Return(_) => return Ok(Flow::Return),
+            // The interpreter runs a block's work in program order: nothing to wait for.
+            AnyOp::TileBarrier(_) => {}
             AnyOp::Yield(y) => {
                 let values = y.values.iter().map(|&v| self.get(op, v).cloned()).collect::<Result<_, _>>()?;
                 return Ok(Flow::Yield(values));

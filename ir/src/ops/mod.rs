@@ -581,6 +581,13 @@ define_ops! {
         results: ONE, format: Some("$a , $b , $c attr-dict : type(results)"),
         summary: "Matrix multiply-accumulate on register tiles: D = A (MxK) * B (KxN) + C (MxN).",
     }
+    // ---- batching and synchronization (issue 16 items 6-8) ------------------------------------------------
+    TileBarrier = "tile.barrier" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: Some("attr-dict"),
+        summary: "An explicit block-wide barrier (`nvgpu.barrier`): orders every warp's shared- and global-memory accesses before it against those after it, for what the lowering cannot see from the tile ops' memory effects (it places the barriers those need itself).",
+    }
     // ---- nvgpu dialect: per-thread, warp-synchronous ------------------------------------------------------
     ThreadId = "nvgpu.thread_id" {
         operands: [],

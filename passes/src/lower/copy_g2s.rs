@@ -212,12 +212,12 @@ impl<'f> Lowering<'f> {
         Ok(ChunkPlan { chunk, per_line: line_len / chunk, total: lines * (line_len / chunk), access, asynchronous })
     }
 
-    pub(super) fn lower_copy_g2s(&mut self, id: OpId, first_of_run: bool, last_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
+    pub(super) fn lower_copy_g2s(&mut self, id: OpId, first_of_run: bool, last_of_run: bool) -> Result<(), Diagnostic> {
         let tiles = self.copy_tiles(id)?;
         if tiles.col_major != tiles.global_col_major {
-            self.lower_copy_g2s_transposed(id, &tiles, first_of_run, in_loop)?;
+            self.lower_copy_g2s_transposed(id, &tiles, first_of_run)?;
         } else {
-            self.lower_copy_g2s_in_order(id, &tiles, first_of_run, in_loop)?;
+            self.lower_copy_g2s_in_order(id, &tiles, first_of_run)?;
         }
         self.emit(OpSpec::new(OpKind::DeviceAsyncCreateGroup));
         if last_of_run {
@@ -228,7 +228,7 @@ impl<'f> Lowering<'f> {
     }
 
     /// A copy between tiles stored in the same order: cp.async, or synchronous loads and stores.
-    fn lower_copy_g2s_in_order(&mut self, id: OpId, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
+    fn lower_copy_g2s_in_order(&mut self, id: OpId, tiles: &CopyTiles, first_of_run: bool) -> Result<(), Diagnostic> {
         let plan = self.chunk_plan(id, tiles)?;
         let span = self.func.body.op(id).span;
         let idx = tiles.indices.clone();
@@ -256,7 +256,7 @@ impl<'f> Lowering<'f> {
         if !inside {
             self.require_line_multiple(tiles, axis, access, &format!("{access_bytes} bytes) for {copy_word}"));
         }
-        self.war_barrier(tiles, first_of_run, in_loop);
+        self.war_barrier(tiles, first_of_run);
         let tid = self.thread_id();
         // The bounds each access is checked against. Row-major: what is left of the global tile past the
         // window's offset, `row < rows_left && col < cols_left`: the in-tile `row` is loop-invariant and
@@ -398,15 +398,22 @@ impl Lowering<'_> {
         ok
     }
 
-    /// A barrier before a copy when another warp may still touch what it touches: before the first of
-    /// consecutive copies when the shared tile may still be read by other warps (inside a loop, or after a
-    /// `tile.copy_s2r` of it: write after read), and before a copy out of a global tile that this block
-    /// stored to (`tile.copy_r2g`) since the last barrier (read after write: `bar.sync` orders global memory
-    /// within the block too).
-    pub(super) fn war_barrier(&mut self, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) {
-        let shared_war = first_of_run && (in_loop || self.read_shared.contains(&tiles.dst));
-        let global_raw = self.global_barriers && self.written_global.contains(&tiles.src);
-        if shared_war || global_raw {
+    /// A barrier before a copy when another warp may still touch what it touches ([`crate::analysis::barriers`]):
+    /// before the first of consecutive copies when the shared tile may still be read by other warps (after a
+    /// `tile.copy_s2r` of it, or, in a loop, one after the body's last barrier in the previous iteration:
+    /// write after read), and before a copy out of a global tile that this block stored to
+    /// (`tile.copy_r2g`) since the last barrier, in program order or across a loop's back edge (read after
+    /// write: `bar.sync` orders global memory within the block too).
+    pub(super) fn war_barrier(&mut self, tiles: &CopyTiles, first_of_run: bool) {
+        use crate::analysis::barriers::{Effect, Pending};
+        let mut pending = Pending::default();
+        if first_of_run {
+            pending.read_shared = self.read_shared.union(&self.carried.read_shared).copied().collect();
+        }
+        if self.global_barriers {
+            pending.written_global = self.written_global.clone();
+        }
+        if pending.hazard(&[Effect::ReadGlobal(tiles.src), Effect::WriteShared(tiles.dst)]).is_some() {
             self.emit(typed::Barrier {}.into_spec());
             self.written_global.clear();
         }

@@ -32,7 +32,7 @@ mod mma;
 use std::collections::{BTreeSet, HashMap};
 
 use tilec_ir::layout::{Layout, LinearLayout};
-use tilec_ir::{Attribute, BlockId, Diagnostic, Func, KernelAttrs, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Type, Value, VectorType};
+use tilec_ir::{typed, Attribute, BlockId, Diagnostic, Func, KernelAttrs, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Type, TypedOp, Value, VectorType};
 
 pub use copy_g2s::GLOBAL_ALIGNMENT_ATTR;
 pub use copy_plan::{b16_pair_view, CopyInstance, CopyInstr, CopyPlan, DistributedBases, SharedSource};
@@ -129,6 +129,9 @@ pub(crate) struct Lowering<'f> {
     pub bit_terms: HashMap<BitTermKey, (Value, Value)>,
     /// Shared tiles a `tile.copy_s2r` has read so far (for the WAR barrier before refilling them).
     pub read_shared: BTreeSet<Value>,
+    /// What enclosing loops' bodies leave pending across their back edges
+    /// ([`crate::analysis::barriers::carried_into_next_iteration`]), for the ops of the body being lowered.
+    pub carried: crate::analysis::barriers::Pending,
     /// Global tiles a `tile.copy_r2g` has written since the last barrier: a `tile.copy_g2s` out of one reads
     /// what other warps stored, so it needs a barrier first (read after write through global memory).
     pub written_global: BTreeSet<Value>,
@@ -171,12 +174,13 @@ pub fn lower_func_with(func: &mut Func, global_barriers: bool) -> Result<(), Dia
         special: HashMap::new(),
         bit_terms: HashMap::new(),
         read_shared: BTreeSet::new(),
+        carried: Default::default(),
         written_global: BTreeSet::new(),
         global_barriers,
         requirements: BTreeSet::new(),
         alignment: BTreeSet::new(),
     };
-    cx.lower_block(entry, false)?;
+    cx.lower_block(entry)?;
     if !cx.requirements.is_empty() {
         let text = cx.requirements.iter().cloned().collect::<Vec<_>>().join("; ");
         cx.func.attrs.insert(ASYNC_COPY_REQUIREMENT_ATTR.into(), Attribute::Str(text));
@@ -234,7 +238,7 @@ impl<'f> Lowering<'f> {
             .ok_or_else(|| Diagnostic::error(self.span, "internal: a register tile used before it was lowered"))
     }
 
-    fn lower_block(&mut self, block: BlockId, in_loop: bool) -> Result<(), Diagnostic> {
+    fn lower_block(&mut self, block: BlockId) -> Result<(), Diagnostic> {
         let ops: Vec<OpId> = self.func.body.block(block).ops.clone();
         for (i, &id) in ops.iter().enumerate() {
             let kind = self.func.body.op(id).kind;
@@ -245,7 +249,7 @@ impl<'f> Lowering<'f> {
             let replaced = match kind {
                 OpKind::CopyG2S => {
                     let (first, last) = (prev != Some(OpKind::CopyG2S), next != Some(OpKind::CopyG2S));
-                    self.lower_copy_g2s(id, first, last, in_loop)?;
+                    self.lower_copy_g2s(id, first, last)?;
                     true
                 }
                 OpKind::CopyS2R => {
@@ -266,6 +270,11 @@ impl<'f> Lowering<'f> {
                 }
                 OpKind::For => {
                     self.lower_for(id)?;
+                    true
+                }
+                OpKind::TileBarrier => {
+                    self.emit(typed::Barrier {}.into_spec());
+                    self.written_global.clear();
                     true
                 }
                 OpKind::Yield => self.lower_yield(id)?,
