@@ -64,6 +64,7 @@ fn lower_and_compare(
     tilec_ir::interp::run(func, &mut expected, launch).map_err(|e| diagnostics(source, vec![e.to_diagnostic()]))?;
     let options = tilec_compiler::Options::for_target(target);
     let specialized = tilec_compiler::specialize(func, &options, &tensor_extents(&values)).map_err(|e| compile_error(source, e))?;
+    crate::input::print_warnings(source, &specialized.warnings);
     let (lowered, note) = (specialized.module, specialized.variant);
     let lowered_func = lowered.funcs.first().ok_or_else(|| DriverError::Usage("the pipeline left no kernel".into()))?;
     let mut sim_args = to_sim_args(&values);
