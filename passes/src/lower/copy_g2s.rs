@@ -41,8 +41,10 @@
 //! After the last of consecutive `tile.copy_g2s` ops: `device_async_create_group`,
 //! `device_async_wait {numGroups = 0}` and `nvgpu.barrier` (also after synchronous copies: the shape
 //! `software-pipeline` matches, and an empty group is legal). Before the first of them, a barrier when the
-//! shared tile may still be read by other warps (inside a loop, or after a `tile.copy_s2r` of it): the
-//! write-after-read hazard of the previous iteration.
+//! memory effects other warps may still have pending call for one ([`crate::analysis::barriers`]): the shared
+//! tile read by a `tile.copy_s2r` before (or, in a loop, after the body's last barrier in the previous
+//! iteration: write after read), or the global tile stored to by a `tile.copy_r2g` since the last barrier, in
+//! program order or across a loop's back edge (read after write).
 
 use tilec_ir::ops::kernel::GlobalAlignment;
 use tilec_ir::ops::{CmpPredicate, Literal};

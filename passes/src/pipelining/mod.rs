@@ -38,7 +38,12 @@
 //!
 //! Stages: the pass option `stages=N` (2..=8), else the function attribute `pipeline_stages`, else
 //! [`DEFAULT_STAGES`] or, where that many would not fit the target's shared memory per block, the most
-//! that fit ([`stages_that_fit`]; a remark says so). A loop that does not match is left alone (a remark says why when it had copies).
+//! that fit ([`stages_that_fit`]; a remark says so). A loop that does not match is left alone (a remark says why when it had copies;
+//! a located warning when the stages were asked for, by the option or `pipeline_stages`). Nor is a loop whose
+//! copies read a global tile the loop also stores to (a loop-carried dependence through memory: a copy issued
+//! ahead would read before the store); the lowering's barrier from the back edge
+//! ([`crate::analysis::barriers`]) keeps it correct single-stage. Shared memory needs nothing more across
+//! iterations: the barrier at the top of each iteration orders the refill of a stage after its last reads.
 //!
 //! Register fragments: when the compute part starts with the loads of one k sub-step's fragments
 //! (ldmatrix of the copied tiles), those of the next iteration are loaded one iteration ahead, right after
