@@ -323,7 +323,7 @@ fn copy_from_reg(v: &mut Verifier<'_>, op: &Operation, value: Value, dst: Value,
     let dst = v.tile_in(op, dst, "its destination", space);
     let (Some(value), Some(dst)) = (value, dst) else { return };
     v.indices(op, dst_indices, dst.rank(), space == MemorySpace::Shared);
-    if space == MemorySpace::Global {
+    if space == MemorySpace::Global && value.elem == dst.elem {
         global_window_rank(v, op, dst.elem, dst.rank(), value.elem, value.rank(), "stored value");
     } else {
         same_elem_and_rank(v, op, value.elem, value.rank(), dst.elem, dst.rank());
