@@ -137,6 +137,10 @@ prepare)
     # Batched GEMM (rank-3 tensors, rank-reducing copies, grid z = batch): aligned, and ragged in M, N and K.
     "$TILEC" bundle examples/gemm_batched.tir -o "$DEV/$out/gemm_batched_3x256x128x64" --arg A=3x256x64 --arg B=3x64x128 --arg C=3x256x128 "${b[@]}"
     "$TILEC" bundle examples/gemm_batched.tir -o "$DEV/$out/gemm_batched_5x200x72x40" --arg A=5x200x40 --arg B=5x40x72 --arg C=5x200x72 "${b[@]}"
+    # Reductions, broadcasts and masks (issue 16): row softmax, ragged in both extents.
+    "$TILEC" bundle examples/softmax.tir -o "$DEV/$out/softmax_100x150" --arg x=100x150 --arg y=100x150 "${b[@]}"
+    "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${b[@]}"
+    "$TILEC" bundle examples/layernorm.tir -o "$DEV/$out/layernorm_100x150" --arg x=100x150 --arg gamma=1x150 --arg beta=1x150 --arg y=100x150 "${b[@]}"
     # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
     "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
     # The GEMM variants (issue 9) at a ragged shape and at 256^3: bf16 in; alpha/beta epilogues with fp16 and
