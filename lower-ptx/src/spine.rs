@@ -523,7 +523,13 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         }
         AnyOp::Fill(v) => e.fill(op, &v),
         AnyOp::Splat(v) => e.splat(op, &v),
-        AnyOp::CopyG2S(_) | AnyOp::CopyS2R(_) | AnyOp::CopyR2S(_) | AnyOp::CopyR2G(_) | AnyOp::Mma(_) | AnyOp::Func(_) => {
+        AnyOp::CopyG2S(_)
+        | AnyOp::CopyS2R(_)
+        | AnyOp::CopyR2S(_)
+        | AnyOp::CopyR2G(_)
+        | AnyOp::Mma(_)
+        | AnyOp::ConvertLayout(_)
+        | AnyOp::Func(_) => {
             Err(kernel.unsupported(op, "it is a tile-level op; lower the kernel to the nvgpu dialect first"))
         }
         AnyOp::Yield(_) | AnyOp::Return(_) => Err(kernel.unsupported(op, "it must end a block")),

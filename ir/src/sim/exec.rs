@@ -601,7 +601,13 @@ impl Warp {
                     }
                 }
             }
-            AnyOp::Func(_) | AnyOp::CopyG2S(_) | AnyOp::CopyS2R(_) | AnyOp::CopyR2S(_) | AnyOp::CopyR2G(_) | AnyOp::Mma(_) => {
+            AnyOp::Func(_)
+            | AnyOp::CopyG2S(_)
+            | AnyOp::CopyS2R(_)
+            | AnyOp::CopyR2S(_)
+            | AnyOp::CopyR2G(_)
+            | AnyOp::Mma(_)
+            | AnyOp::ConvertLayout(_) => {
                 return Err(SimError::Unsupported {
                     span: op.span,
                     op: op.kind.name(),

@@ -71,7 +71,13 @@ impl<'f> Lowering<'f> {
         let new_results = self.func.body.op(new_for).results.clone();
         // Lower the body; ops inside are placed before their own positions, so the insertion point moves.
         let saved = (self.at, self.span);
+        // The previous iteration's shared accesses are pending at the top of the body, and after the loop.
+        let (reads, writes) = self.shared_accesses_in(block);
+        self.pending_shared_reads.extend(reads.iter().copied());
+        self.pending_shared_writes.extend(writes.iter().copied());
         self.lower_block(block, true)?;
+        self.pending_shared_reads.extend(reads);
+        self.pending_shared_writes.extend(writes);
         (self.at, self.span) = saved;
         let mut next = new_results.into_iter();
         for &old in &op.results {

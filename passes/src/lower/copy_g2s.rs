@@ -203,6 +203,7 @@ impl<'f> Lowering<'f> {
         if last_of_run {
             self.emit(typed::DeviceAsyncWait { num_groups: 0 }.into_spec());
             self.emit(OpSpec::new(OpKind::Barrier));
+            self.barrier_placed();
         }
         Ok(())
     }
@@ -355,11 +356,14 @@ impl Lowering<'_> {
     /// stored to (`tile.copy_r2g`) since the last barrier (read after write: `bar.sync` orders global memory
     /// within the block too).
     pub(super) fn war_barrier(&mut self, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) {
-        let shared_war = first_of_run && (in_loop || self.read_shared.contains(&tiles.dst));
+        // A `tile.copy_r2s` of other warps into the tile since the last barrier: write after write.
+        let shared_waw = first_of_run && self.shared_barriers && self.pending_shared_writes.contains(&tiles.dst);
+        let shared_war = first_of_run && (in_loop || self.read_shared.contains(&tiles.dst) || shared_waw);
         let global_raw = self.global_barriers && self.written_global.contains(&tiles.src);
         if shared_war || global_raw {
             self.emit(typed::Barrier {}.into_spec());
             self.written_global.clear();
+            self.barrier_placed();
         }
     }
 }
