@@ -208,3 +208,47 @@ fn shared_cost(tile: &TileType, src: &LinearLayout, dst: &LinearLayout, target: 
         show(load, false)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout_assignment::assign_mma_with;
+    use tilec_ir::ScalarType::{F16, F32};
+
+    /// PTX ISA, m16n8k16: C holds c0,c1 at (g, 2t..2t+1) and c2,c3 at (g+8, ..); A holds a0,a1 at (g, 2t..),
+    /// a2,a3 at (g+8, ..), a4,a5 at (g, 2t+8..), a6,a7 at (g+8, 2t+8..). So two n8 C tiles side by side are
+    /// one k16 A tile register for register: with 4 warps over the rows in both mmas, the identity.
+    #[test]
+    fn accumulator_to_a_operand_is_a_renaming_when_the_warps_split_rows() {
+        let first = assign_mma_with(64, 64, 32, F16, F32, 4, Some((16, 64))).unwrap();
+        let second = assign_mma_with(64, 64, 64, F16, F32, 4, Some((16, 64))).unwrap();
+        let perm = register_permutation(&first.c, &second.a).unwrap();
+        assert_eq!(perm, vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_2x2_warp_grid_needs_shared_memory() {
+        let first = assign_mma_with(64, 64, 32, F16, F32, 4, None).unwrap();
+        let second = assign_mma_with(64, 64, 64, F16, F32, 4, None).unwrap();
+        assert_eq!(first.warps, (2, 2));
+        let why = register_permutation(&first.c, &second.a).unwrap_err();
+        assert!(why.contains("warps hold different elements"), "{why}");
+    }
+
+    #[test]
+    fn a_and_b_fragments_differ_in_their_lanes() {
+        let asg = assign_mma_with(16, 16, 16, F16, F32, 1, None).unwrap();
+        let why = register_permutation(&asg.a, &asg.b).unwrap_err();
+        assert!(why.contains("lanes hold different elements"), "{why}");
+    }
+
+    #[test]
+    fn permuted_registers_follow_the_bits() {
+        // Destination bit 0 is source bit 2, bit 1 is bit 0, bit 2 is bit 1.
+        let perm = [2, 0, 1];
+        assert_eq!(permuted_register(&perm, 0b001), 0b100);
+        assert_eq!(permuted_register(&perm, 0b010), 0b001);
+        assert_eq!(permuted_register(&perm, 0b111), 0b111);
+        assert_eq!(permuted_register(&perm, 0b110), 0b011);
+    }
+}
