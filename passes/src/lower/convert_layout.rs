@@ -30,7 +30,7 @@ impl<'f> Lowering<'f> {
             // A source fragment that is exactly this destination fragment is used as it is.
             let whole = src.values == dst.values
                 && src.vector_type() == dst.vector_type()
-                && regs[0] % src.values == 0
+                && regs[0].is_multiple_of(src.values)
                 && regs.iter().enumerate().all(|(j, &r)| r == regs[0] + j as u32);
             if whole {
                 out.push(vals[(regs[0] / src.values) as usize]);

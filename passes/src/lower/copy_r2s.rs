@@ -84,7 +84,7 @@ impl<'f> Lowering<'f> {
     pub(super) fn gather(&mut self, frags: &Fragments, vals: &[Value], first: u32, ty: VectorType, position: impl Fn(u32) -> Vec<u32>) -> Value {
         let n = ty.shape.iter().product::<u64>() as u32;
         let f = (first / frags.values) as usize;
-        if first % frags.values == 0 && n == frags.values && ty == frags.vector_type() && (0..n).all(|j| position(j) == frags.position(j)) {
+        if first.is_multiple_of(frags.values) && n == frags.values && ty == frags.vector_type() && (0..n).all(|j| position(j) == frags.position(j)) {
             return vals[f];
         }
         let mut acc = self.zero_vector(ty);

@@ -55,7 +55,7 @@ impl Window {
                 let unit = bit as u32;
                 let (r, c) = if axis == 0 { (unit, 0) } else { (0, unit) };
                 match offset(r, c) {
-                    Some(o) if o % len == 0 => {}
+                    Some(o) if o.is_multiple_of(len) => {}
                     _ => {
                         return Err(Diagnostic::error(
                             span,
@@ -105,7 +105,7 @@ impl Lowering<'_> {
                 }
             }
             let d = super::copy_g2s::known_divisor(&self.func.body, v, 0);
-            if !window[axis].is_power_of_two() || d % window[axis] != 0 {
+            if !window[axis].is_power_of_two() || !d.is_multiple_of(window[axis]) {
                 let shown = constant.map_or_else(|| format!("only provably a multiple of {d}"), |c| format!("{c}"));
                 return Err(Diagnostic::error(
                     span,
