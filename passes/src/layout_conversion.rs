@@ -25,7 +25,7 @@
 use tilec_ir::layout::LinearLayout;
 use tilec_ir::{typed, Diagnostic, Func, MemorySpace, OpId, Span, Target, TileType, Type, TypedOp, Value};
 
-use crate::layout_assignment::{solve_layouts_or_conflict, LayoutConflict};
+use crate::layout_assignment::{solve_layouts_or_conflict, LayoutConflict, Role};
 use crate::lower::{CopyInstr, CopyPlan, DistributedBases};
 
 /// How many conflicts a function may resolve (each adds one conversion; a bound against a loop).
@@ -43,7 +43,7 @@ pub fn insert_conversions(func: &mut Func) -> Result<usize, Diagnostic> {
         if inserted >= MAX_CONVERSIONS {
             return Err(conflict_error(func, &conflict));
         }
-        let LayoutConflict { op, operand, .. } = conflict;
+        let LayoutConflict { op, operand, role, .. } = conflict;
         let span = func.body.op(op).span;
         let Some(mma) = func.body.op(op).view::<typed::Mma>() else { return Err(conflict_error(func, &conflict)) };
         let Some(mut ty) = func.body.ty(operand).as_tile().cloned() else { return Err(conflict_error(func, &conflict)) };
@@ -52,8 +52,13 @@ pub fn insert_conversions(func: &mut Func) -> Result<usize, Diagnostic> {
         let id = func.body.create_op(spec);
         func.body.insert_before(op, id);
         let Some(converted) = func.body.op(id).result() else { return Err(conflict_error(func, &conflict)) };
-        let replace = |v: Value| if v == operand { converted } else { v };
-        let view = typed::Mma { a: replace(mma.a), b: replace(mma.b), c: replace(mma.c), ..mma };
+        // Only the operand in the conflicting role: `tile.mma %x, %x, ...` needs %x in two layouts.
+        let view = match role {
+            Role::A => typed::Mma { a: converted, ..mma },
+            Role::B => typed::Mma { b: converted, ..mma },
+            Role::C => typed::Mma { c: converted, ..mma },
+            Role::Free => return Err(conflict_error(func, &conflict)),
+        };
         func.body.op_mut(op).set_from(view);
         inserted += 1;
     }
