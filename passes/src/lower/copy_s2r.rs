@@ -44,14 +44,23 @@ impl<'f> Lowering<'f> {
         let frags = self.fragments_of(result)?;
         let dst_shape = self.ty(result).as_tile().and_then(|t| t.static_shape()).unwrap_or_default();
         let window = self.shared_window(&st, &dst_shape, &src_indices, "tile.copy_s2r")?;
-        let plan = CopyPlan::for_fragments(window.source.clone(), &frags.layout, Some(frags.values))
-            .map_err(|m| Diagnostic::error(span, format!("no copy plan: {m}")))?;
-        window.check_offsets(&plan, span, "tile.copy_s2r")?;
         // Read after write: what other warps stored with `tile.copy_r2s` must land first.
         if self.shared_barriers && self.pending_shared_writes.contains(&src) {
             self.shared_barrier();
         }
         self.pending_shared_reads.insert(src);
+        if dst_shape.contains(&1) {
+            // A thin tile (slice layout): per-element loads, of the whole tile.
+            if window.offsets != [None, None] || (window.source.rows, window.source.cols) != window.tile {
+                return Err(Diagnostic::error(span, "'tile.copy_s2r' of a window into a thin (1xN or Mx1) register tile is not supported by the lowering yet"));
+            }
+            self.lower_copy_s2r_elementwise(src, result)?;
+            self.read_shared.insert(src);
+            return Ok(());
+        }
+        let plan = CopyPlan::for_fragments(window.source.clone(), &frags.layout, Some(frags.values))
+            .map_err(|m| Diagnostic::error(span, format!("no copy plan: {m}")))?;
+        window.check_offsets(&plan, span, "tile.copy_s2r")?;
         let loaded = self.execute_copy_plan(&plan, src, st.elem, &window)?;
         let out = self.assemble(&frags, &loaded);
         self.frags.insert(result, out);

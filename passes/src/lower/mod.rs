@@ -14,7 +14,9 @@
 //! (`tile.mma` → `mma.sync`), [`copy_r2g`] (`tile.copy_r2g` → predicated stores), [`elementwise`]
 //! (`fill`, `splat`, binary ops, `select`, `cast` on fragments), [`convert_layout`] (register-only
 //! `tile.convert_layout`: regrouped fragments), [`control`] (`tile.for` with expanded
-//! loop-carried values, `tile.yield`). Scalar `tile.*` ops stay: they are per-thread now.
+//! loop-carried values, `tile.yield`), [`reduce`] (`tile.reduce` through registers, shuffles and shared
+//! memory; `tile.broadcast`; `tile.iota`; all derived from the layouts). Thin register tiles (`Mx1`, `1xN`)
+//! have slice layouts ([`crate::slice_layout`]); their fragments hold at most 2 values. Scalar `tile.*` ops stay: they are per-thread now.
 //!
 //! [`copy_r2s`] (`tile.copy_r2s` → `stmatrix` on sm_90, `st.shared` otherwise), windows of shared tiles
 //! at constant or run-time offsets ([`window`]); barriers between `copy_r2s` and other warps' accesses of
@@ -34,6 +36,7 @@ mod copy_s2r;
 mod elementwise;
 mod emit;
 mod mma;
+mod reduce;
 mod window;
 
 use std::collections::{BTreeSet, HashMap};
@@ -310,6 +313,18 @@ impl<'f> Lowering<'f> {
                     true
                 }
                 OpKind::Yield => self.lower_yield(id)?,
+                OpKind::Reduce => {
+                    self.lower_reduce(id)?;
+                    true
+                }
+                OpKind::Broadcast => {
+                    self.lower_broadcast(id)?;
+                    true
+                }
+                OpKind::Iota => {
+                    self.lower_iota(id)?;
+                    true
+                }
                 _ => self.lower_elementwise(id)?,
             };
             if replaced {
