@@ -143,6 +143,14 @@ prepare)
     "$TILEC" bundle examples/layernorm.tir -o "$DEV/$out/layernorm_100x150" --arg x=100x150 --arg gamma=1x150 --arg beta=1x150 --arg y=100x150 "${b[@]}"
     # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
     "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
+    # Back-to-back GEMM D = (A·B)·C with P kept in registers (issue 16): small-integer inputs make P exact in
+    # f16 and D exact in f32, so the default tolerance holds whatever order the tensor cores add in; ragged M.
+    # Then P through shared memory (2x2 warp grids: copy_r2s, barrier, ldmatrix), and a copy_r2s round trip.
+    mkdir -p "$DEV/b2b-inputs" && python3 tests/lit/cli/Inputs/b2b_inputs.py "$DEV/b2b-inputs" 200 96
+    b2b=(--arg A=200x96 --arg B=96x64 --arg D=200x64 --input A="$DEV/b2b-inputs/A.txt" --input B="$DEV/b2b-inputs/B.txt" --input C="$DEV/b2b-inputs/C.txt")
+    "$TILEC" bundle examples/b2b_gemm.tir -o "$DEV/$out/b2b_gemm_200x96" "${b2b[@]}" "${b[@]}"
+    "$TILEC" bundle tests/lit/sim/Inputs/b2b_through_shared.tir -o "$DEV/$out/b2b_through_shared_200x96" "${b2b[@]}" "${b[@]}"
+    "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_shared.tir -o "$DEV/$out/roundtrip_through_shared" "${b[@]}"
     # The GEMM variants (issue 9) at a ragged shape and at 256^3: bf16 in; alpha/beta epilogues with fp16 and
     # bf16 C; column-major A, B, both (their buffers hold the columns in order: see tilec bundle).
     for shape in 200,72,40 256,256,256; do

@@ -532,6 +532,7 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         | AnyOp::CopyR2S(_)
         | AnyOp::CopyR2G(_)
         | AnyOp::Mma(_)
+        | AnyOp::ConvertLayout(_)
         | AnyOp::Func(_)
         | AnyOp::Reduce(_)
         | AnyOp::Broadcast(_)

@@ -423,6 +423,15 @@ impl<'f, 'a> Machine<'f, 'a> {
                 };
                 self.set(r, slot);
             }
+            AnyOp::ConvertLayout(c) => {
+                // The layout says which thread holds what; the tile's values are the same.
+                let (r, _) = self.result(op)?;
+                let slot = match self.get(op, c.source)? {
+                    slot @ Slot::Tile(_) => slot.clone(),
+                    _ => return Err(malformed(op, "converts register tiles only")),
+                };
+                self.set(r, slot);
+            }
             AnyOp::Cast(c) => {
                 let (r, ty) = self.result(op)?;
                 let to = ty.element_type();

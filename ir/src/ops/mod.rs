@@ -487,6 +487,12 @@ define_ops! {
         results: ONE, format: Some("$source attr-dict : type(results)"),
         summary: "Converts the element type (round to nearest even for floats, truncation toward zero to integers, wrapping to narrower integers).",
     }
+    ConvertLayout = "tile.convert_layout" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Redistributes a register tile over the threads in another layout (same shape and elements): in registers when the two layouts differ only in which register of a thread holds what, through shared memory otherwise. Layout assignment inserts one where two ops need one value in different layouts.",
+    }
     Neg = "tile.neg" {
         operands: [source: One],
         attributes: [],

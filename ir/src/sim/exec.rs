@@ -608,6 +608,7 @@ impl Warp {
             | AnyOp::CopyR2S(_)
             | AnyOp::CopyR2G(_)
             | AnyOp::Mma(_)
+            | AnyOp::ConvertLayout(_)
             | AnyOp::Reduce(_)
             | AnyOp::Broadcast(_)
             | AnyOp::Iota(_)

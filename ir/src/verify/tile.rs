@@ -33,6 +33,7 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp, parent:
         AnyOp::Cmp(c) => cmp(v, op, &c),
         AnyOp::Select(s) => select(v, op, &s),
         AnyOp::Cast(c) => cast(v, op, c.source),
+        AnyOp::ConvertLayout(c) => convert_layout(v, op, c.source),
         AnyOp::Splat(s) => splat(v, op, s.value),
         AnyOp::Fill(f) => fill(v, op, f.value),
         AnyOp::AllocShared(_) => alloc_shared(v, op),
@@ -257,6 +258,18 @@ fn cast(v: &mut Verifier<'_>, op: &Operation, source: Value) {
     };
     if !same_shape {
         v.error(op.span, format!("'tile.cast' changes only the element type of a value, not '{from}' to '{result}'"));
+    }
+}
+
+fn convert_layout(v: &mut Verifier<'_>, op: &Operation, source: Value) {
+    let Some(result) = v.result_type(op) else { return };
+    let from = v.ty(source);
+    let ok = match (from, result) {
+        (Type::Tile(a), Type::Tile(b)) => a.same_shape_and_elem(b) && a.space == MemorySpace::Register && b.space == MemorySpace::Register,
+        _ => false,
+    };
+    if !ok {
+        v.error(op.span, format!("'tile.convert_layout' changes only the layout of a register tile, not '{from}' to '{result}'"));
     }
 }
 

@@ -77,7 +77,13 @@ impl<'f> Lowering<'f> {
         let (outer_carried, before) = (self.carried.clone(), self.written_global.clone());
         self.carried.merge(&carried);
         self.written_global.extend(carried.written_global.iter().copied());
+        // The previous iteration's shared accesses are pending at the top of the body, and after the loop.
+        let (reads, writes) = self.shared_accesses_in(block);
+        self.pending_shared_reads.extend(reads.iter().copied());
+        self.pending_shared_writes.extend(writes.iter().copied());
         self.lower_block(block)?;
+        self.pending_shared_reads.extend(reads);
+        self.pending_shared_writes.extend(writes);
         (self.at, self.span) = saved;
         self.carried = outer_carried;
         // After the loop: what its body left pending, and what was pending before it (it may run no iteration).

@@ -239,6 +239,7 @@ impl<'f> Lowering<'f> {
         if last_of_run {
             self.emit(typed::DeviceAsyncWait { num_groups: 0 }.into_spec());
             self.emit(OpSpec::new(OpKind::Barrier));
+            self.barrier_placed();
         }
         Ok(())
     }
@@ -434,12 +435,15 @@ impl Lowering<'_> {
         if first_of_run {
             pending.read_shared = self.read_shared.union(&self.carried.read_shared).copied().collect();
         }
+        // A `tile.copy_r2s` of other warps into the tile since the last barrier: write after write.
+        let shared_waw = first_of_run && self.shared_barriers && self.pending_shared_writes.contains(&tiles.dst);
         if self.global_barriers {
             pending.written_global = self.written_global.clone();
         }
-        if pending.hazard(&[Effect::ReadGlobal(tiles.src), Effect::WriteShared(tiles.dst)]).is_some() {
+        if shared_waw || pending.hazard(&[Effect::ReadGlobal(tiles.src), Effect::WriteShared(tiles.dst)]).is_some() {
             self.emit(typed::Barrier {}.into_spec());
             self.written_global.clear();
+            self.barrier_placed();
         }
     }
 }
