@@ -57,12 +57,13 @@ fn set_codegen_options(opt_level: OptLevel) {
 /// The IR pipeline of `-O2` and `-O3`: LLVM 22's `default<O1>` (as `opt -passes='default<O1>'
 /// -print-pipeline-passes` prints it) cut down to the passes that can act on what the translation emits, one
 /// kernel function with no calls but intrinsics: five of its eight InstCombine runs removed (each found nothing
-/// left to combine on the GEMMs), and the inliner and its CGSCC walk, function-attribute inference, coroutine,
-/// OpenMP, memprof, annotation and expect lowering, global-variable, dead-argument, library-call, tail-call,
+/// left to combine on the GEMMs), and the inliner and its CGSCC walk, coroutine, OpenMP, memprof, annotation
+/// and expect lowering, global-variable, dead-argument, library-call, tail-call,
 /// `float2int`, `memcpyopt`, `loop-idiom` (which would make `memset` calls), loop distribution and vectorisation
 /// and the module-level clean-ups dropped. Kept: SROA, EarlyCSE, three InstCombines, SimplifyCFG, IPSCCP/SCCP,
 /// reassociation, the loop passes (LICM, rotation, unswitching, `indvars`, full and partial unrolling, deletion),
-/// BDCE/ADCE, `vector-combine`, alignment inference and the verifier at the end.
+/// BDCE/ADCE, `vector-combine`, alignment inference, function-attribute inference (`writeonly` and
+/// `captures(none)` on the kernel's pointers, which `--emit llvm` shows) and the verifier at the end.
 ///
 /// It gives byte-identical PTX to `default<O3>` for every GEMM example and `mma.tir` (sm_80 and sm_90), and
 /// to the uncut `default<O1>`-based pipeline of the previous version for every example (`scripts/ptx-snapshot.sh`),
@@ -74,6 +75,7 @@ pub const TILEC_PIPELINE: &str = concat!(
     "ipsccp,",
     "function<eager-inv>(mem2reg,instcombine<max-iterations=1;no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>),",
     "function<eager-inv>(sroa<modify-cfg>,early-cse<memssa>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,instcombine<max-iterations=1;no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,reassociate,loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,simple-loop-unswitch<no-nontrivial;trivial>),simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,loop(indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,sccp,bdce,adce,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,instcombine<max-iterations=1;no-verify-fixpoint>),",
+    "cgscc(function-attrs),",
     "function<eager-inv>(lower-constant-intrinsics,loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),infer-alignment,simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,vector-combine,loop-unroll<O1>,sroa<preserve-cfg>,infer-alignment,loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,div-rem-pairs,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>),",
     "verify",
 );
