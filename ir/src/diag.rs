@@ -337,7 +337,7 @@ mod name_hint_tests {
     #[test]
     fn close_names_only() {
         let all_ops = crate::ops::OP_DEFS.iter().map(|d| d.name);
-        assert_eq!(did_you_mean("tile.reduce", all_ops), None);
+        assert_eq!(did_you_mean("tile.gather", all_ops), None);
         let ops = ["tile.return", "tile.reduce_sum", "tile.mma", "tile.copy_g2s"];
         assert_eq!(did_you_mean("tile.reduce", ops), Some("tile.reduce_sum"));
         assert_eq!(did_you_mean("tile.retrun", ops), Some("tile.return"));

@@ -381,6 +381,9 @@ pub(crate) trait EmitNvgpu {
     fn extract(&mut self, op: &Operation, v: &typed::Extract) -> Result<()>;
     /// `position` inside the vector's shape (checked by the walk).
     fn insert(&mut self, op: &Operation, v: &typed::Insert) -> Result<()>;
+    // ---- reductions (issue 16) ----
+    /// A 32-bit scalar (f32 or i32, checked by the verifier), `xor` over the full warp.
+    fn shuffle(&mut self, op: &Operation, v: &typed::Shuffle) -> Result<()>;
 }
 
 /// The per-thread `tile` ops: one method per op kind (the seven elementwise arithmetic ops share
@@ -491,6 +494,7 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
             check_position(kernel, op, v.vector, &v.position)?;
             e.insert(op, &v)
         }
+        AnyOp::Shuffle(v) => e.shuffle(op, &v),
         // Per-thread tile ops.
         AnyOp::Constant(v) => e.constant(op, &v),
         AnyOp::BlockId(v) => e.block_id(op, &v),
@@ -523,7 +527,15 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         }
         AnyOp::Fill(v) => e.fill(op, &v),
         AnyOp::Splat(v) => e.splat(op, &v),
-        AnyOp::CopyG2S(_) | AnyOp::CopyS2R(_) | AnyOp::CopyR2S(_) | AnyOp::CopyR2G(_) | AnyOp::Mma(_) | AnyOp::Func(_) => {
+        AnyOp::CopyG2S(_)
+        | AnyOp::CopyS2R(_)
+        | AnyOp::CopyR2S(_)
+        | AnyOp::CopyR2G(_)
+        | AnyOp::Mma(_)
+        | AnyOp::Func(_)
+        | AnyOp::Reduce(_)
+        | AnyOp::Broadcast(_)
+        | AnyOp::Iota(_) => {
             Err(kernel.unsupported(op, "it is a tile-level op; lower the kernel to the nvgpu dialect first"))
         }
         AnyOp::Yield(_) | AnyOp::Return(_) => Err(kernel.unsupported(op, "it must end a block")),

@@ -433,14 +433,20 @@ pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
         }
         mmas.push((id, asg));
     }
-    // Every register tile value gets its class's layout, or a default.
+    // Every register tile value gets its class's layout, or a default; the thin side of a reduce or broadcast
+    // gets the slice of its parent's (below).
+    let edges = slice_edges(func, &ops);
+    let mut slice_sides: std::collections::HashSet<Value> = std::collections::HashSet::new();
+    for e in &edges {
+        slice_sides.insert(classes.class_of(e.slice));
+    }
     let mut chosen: HashMap<Value, (LinearLayout, u32, Role)> = HashMap::new();
     for v in live_values(func) {
         if !matches!(body.ty(v), Type::Tile(t) if t.space == MemorySpace::Register) {
             continue;
         }
         let c = classes.class_of(v);
-        if chosen.contains_key(&c) {
+        if chosen.contains_key(&c) || (slice_sides.contains(&c) && !reqs.contains_key(&c)) {
             continue;
         }
         if let Some(r) = reqs.get(&c) {
@@ -452,10 +458,130 @@ pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
         let Some(&[rows, cols]) = t.static_shape().as_deref() else {
             return Err(Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment")));
         };
-        let (l, n) = default_layout(rows, cols, t.elem, warps).map_err(|m| Diagnostic::error(span, format!("no layout for '{t}': {m}")))?;
+        let (l, n) = if rows == 1 || cols == 1 {
+            thin_default_layout(rows, cols, t.elem, warps)
+        } else {
+            default_layout(rows, cols, t.elem, warps)
+        }
+        .map_err(|m| Diagnostic::error(span, format!("no layout for '{t}': {m}")))?;
         chosen.insert(c, (l, n, Role::Free));
     }
+    propagate_slices(func, &edges, &mut classes, &mut chosen, warps)?;
     Ok(LayoutSolution { classes, chosen, mmas })
+}
+
+// ---- slice layouts of reductions and broadcasts (issue 16) ------------------------------------------------------
+
+/// A reduce or broadcast: the thin value `slice` has the layout of `parent` sliced along `axes`.
+#[derive(Clone, Debug)]
+pub struct SliceEdge {
+    pub parent: Value,
+    pub slice: Value,
+    pub axes: Vec<usize>,
+    pub op: OpId,
+}
+
+/// The axes of `parent` that `slice` has at extent 1 and `parent` does not.
+pub fn sliced_axes(parent: &[u64], slice: &[u64]) -> Vec<usize> {
+    parent.iter().zip(slice).enumerate().filter(|(_, (&p, &s))| s == 1 && p != 1).map(|(i, _)| i).collect()
+}
+
+/// The reduce and broadcast ops of a function as slice edges.
+pub fn slice_edges(func: &Func, ops: &[OpId]) -> Vec<SliceEdge> {
+    let body = &func.body;
+    let shape = |v: Value| body.ty(v).as_tile().and_then(|t| t.static_shape()).unwrap_or_default();
+    let mut edges = Vec::new();
+    for &id in ops {
+        let op = body.op(id);
+        let Some(result) = op.result() else { continue };
+        let (parent, slice) = match typed::AnyOp::from_op(op) {
+            Some(typed::AnyOp::Reduce(r)) => (r.source, result),
+            Some(typed::AnyOp::Broadcast(b)) => (result, b.source),
+            _ => continue,
+        };
+        let axes = sliced_axes(&shape(parent), &shape(slice));
+        edges.push(SliceEdge { parent, slice, axes, op: id });
+    }
+    edges
+}
+
+/// Values per fragment vector of a thin tile with `registers` values per thread: pairs where it has two.
+fn thin_fragment_values(registers: u32) -> u32 {
+    registers.min(2)
+}
+
+/// The layout of a thin tile (`1xN`, `Mx1`, `1x1`) that no reduce or broadcast relates to a parent: the slice of
+/// the default layout of the smallest tile of full fragments that covers it.
+pub fn thin_default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u32) -> Result<(LinearLayout, u32), String> {
+    let (name, _) = match elem.bit_width() {
+        16 => ("ldmatrix.x4", 8),
+        32 | 1 => ("mma.m16n8k16.f32.c", 4),
+        8 => ("mma.m16n8k32.s8.a", 16),
+        bits => return Err(format!("register tiles of {bits}-bit '{elem}' elements have no layout yet")),
+    };
+    let h = hardware_layout(name).ok_or_else(|| format!("no hardware layout '{name}'"))?;
+    let parent_rows = if rows == 1 { u64::from(h.rows) } else { rows };
+    let parent_cols = if cols == 1 { u64::from(h.cols) } else { cols };
+    let elem = if elem.bit_width() == 1 { ScalarType::F32 } else { elem };
+    let (parent, _) = default_layout(parent_rows, parent_cols, elem, num_warps)
+        .map_err(|m| format!("a thin tile takes the slice of the default layout of a {parent_rows}x{parent_cols} tile, and {m}"))?;
+    let axes: Vec<usize> = [(0, rows), (1, cols)].iter().filter(|(_, n)| *n == 1).map(|(a, _)| *a).collect();
+    let s = crate::slice_layout::slice(&parent, &axes)?;
+    let registers = s.layout.in_dim_size("register").unwrap_or(1);
+    Ok((s.layout, thin_fragment_values(registers)))
+}
+
+/// Gives every thin side of an edge the slice of its parent's layout (repeating while a slice is itself a parent,
+/// `1xN` → `1x1`); two different slices for one class are an error (no layout conversion yet).
+fn propagate_slices(
+    func: &Func,
+    edges: &[SliceEdge],
+    classes: &mut LayoutClasses,
+    chosen: &mut HashMap<Value, (LinearLayout, u32, Role)>,
+    warps: u32,
+) -> Result<(), Diagnostic> {
+    let mut progress = true;
+    while progress {
+        progress = false;
+        for e in edges {
+            let (pc, sc) = (classes.class_of(e.parent), classes.class_of(e.slice));
+            let Some((parent, _, _)) = chosen.get(&pc).cloned() else { continue };
+            let span = op_span(func, e.op);
+            let s = crate::slice_layout::slice(&parent, &e.axes)
+                .map_err(|m| Diagnostic::error(span, format!("no slice layout for this op: {m}")))?;
+            let registers = s.layout.in_dim_size("register").unwrap_or(1);
+            match chosen.get(&sc) {
+                Some((l, _, _)) if *l != s.layout => {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("the {}-side tile of this op needs the slice of the other side's layout, but another op gives it a different layout; layout conversion is not supported yet", if func.body.op(e.op).kind == tilec_ir::OpKind::Reduce { "result" } else { "source" }),
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    chosen.insert(sc, (s.layout, thin_fragment_values(registers), Role::Free));
+                    progress = true;
+                }
+            }
+        }
+    }
+    // A thin side whose parent never got a layout (only through other thin tiles): the thin default.
+    for e in edges {
+        for v in [e.slice, e.parent] {
+            let c = classes.class_of(v);
+            if chosen.contains_key(&c) {
+                continue;
+            }
+            let Some(t) = func.body.ty(v).as_tile() else { continue };
+            let span = op_span(func, e.op);
+            let Some(&[rows, cols]) = t.static_shape().as_deref() else {
+                return Err(Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment")));
+            };
+            let (l, n) = thin_default_layout(rows, cols, t.elem, warps).map_err(|m| Diagnostic::error(span, format!("no layout for '{t}': {m}")))?;
+            chosen.insert(c, (l, n, Role::Free));
+        }
+    }
+    Ok(())
 }
 
 /// Runs layout assignment on every function of a module: writes `#linear<...>` layouts into every register

@@ -43,6 +43,7 @@ pub mod pass;
 pub mod pipeline;
 pub mod pipelining;
 pub mod rasterize;
+pub mod slice_layout;
 pub mod registry;
 pub mod swizzle;
 pub mod timing;

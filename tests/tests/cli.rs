@@ -202,7 +202,7 @@ fn native_target_needs_a_gpu() {
 fn did_you_mean_only_for_close_names() {
     let o = run_with_stdin(&["check", "-"], Some(b"tile.func @f() {\n  tile.retrun\n}\n"));
     assert_fails(&o, 1, "did you mean 'tile.return'?");
-    let o = run_with_stdin(&["check", "-"], Some(b"tile.func @f() {\n  tile.reduce\n}\n"));
+    let o = run_with_stdin(&["check", "-"], Some(b"tile.func @f() {\n  tile.gather\n}\n"));
     assert_fails(&o, 1, "available operations: ");
     assert!(!stderr(&o).contains("did you mean"), "{}", stderr(&o));
     assert!(stderr(&o).contains("tile.return") && stderr(&o).contains("tile.mma"), "{}", stderr(&o));

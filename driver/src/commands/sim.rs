@@ -126,7 +126,7 @@ pub fn first_tile_level_op(func: &Func) -> Option<tilec_ir::OpId> {
         let kind = func.body.op(id).kind;
         let tile_level = matches!(
             kind,
-            OpKind::CopyG2S | OpKind::CopyS2R | OpKind::CopyR2S | OpKind::CopyR2G | OpKind::Mma
+            OpKind::CopyG2S | OpKind::CopyS2R | OpKind::CopyR2S | OpKind::CopyR2G | OpKind::Mma | OpKind::Reduce | OpKind::Broadcast | OpKind::Iota
         ) || matches!(kind, OpKind::Fill | OpKind::Splat) && func.body.op(id).results.iter().any(|&r| func.body.ty(r).as_tile().is_some())
             || kind.is_binary_arith() && func.body.op(id).results.iter().any(|&r| func.body.ty(r).as_tile().is_some());
         if tile_level && found.is_none() {

@@ -459,10 +459,89 @@ impl<'f, 'a> Machine<'f, 'a> {
             AnyOp::CopyR2S(c) => self.exec_copy_r2s(op, &c)?,
             AnyOp::CopyR2G(c) => self.exec_copy_r2g(op, &c)?,
             AnyOp::Mma(m) => self.exec_mma(op, &m)?,
+            AnyOp::Reduce(r) => self.exec_reduce(op, &r)?,
+            AnyOp::Broadcast(b) => self.exec_broadcast(op, b.source)?,
+            AnyOp::Iota(i) => self.exec_iota(op, i.axis)?,
             AnyOp::Func(_) => return Err(malformed(op, "may only appear at the top level")),
             _ => return Err(InterpError::NvgpuOp { span: op.span, op: op.kind.name() }),
         }
         Ok(Flow::Next)
+    }
+
+    // ---- reductions, broadcasts, masks (issue 16) -----------------------------------------------------------
+
+    /// `tile.reduce`: `max`/`min` exactly; `sum` of floats in f64 in index order, rounded once to the element
+    /// type (the lowering adds in a tree in the element type: docs/math.md states the tolerance); integers wrap.
+    fn exec_reduce(&mut self, op: &Operation, r: &typed::Reduce) -> Result<(), InterpError> {
+        let (res, ty) = self.result(op)?;
+        let elem = ty.element_type();
+        let (t, shape) = self.tile(op, r.source)?;
+        let axis = r.axis as usize;
+        if axis >= shape.len() {
+            return Err(malformed(op, "has an axis out of range"));
+        }
+        self.charge(t.len() as u64, op.span)?;
+        let (outer, n, inner) = (shape[..axis].iter().product::<usize>(), shape[axis], shape[axis + 1..].iter().product::<usize>());
+        let mut out = Vec::with_capacity(outer * inner);
+        for o in 0..outer {
+            for i in 0..inner {
+                let xs = (0..n).map(|k| t[(o * n + k) * inner + i]);
+                let v = match r.kind {
+                    crate::ops::ReduceKind::Max => xs.fold(f64::NEG_INFINITY, f64::max),
+                    crate::ops::ReduceKind::Min => xs.fold(f64::INFINITY, f64::min),
+                    crate::ops::ReduceKind::Sum if elem.is_float() => round_to(elem, xs.sum::<f64>()),
+                    crate::ops::ReduceKind::Sum => {
+                        arith::wrap_int(elem, xs.map(|x| x as i128).sum::<i128>()).map_err(|e| arith_error(op, e))?
+                    }
+                };
+                out.push(v);
+            }
+        }
+        self.set(res, Slot::Tile(Rc::new(out)));
+        Ok(())
+    }
+
+    /// `tile.broadcast`: element `i` of the result is the source's element at `i` with the repeated axes at 0.
+    fn exec_broadcast(&mut self, op: &Operation, source: Value) -> Result<(), InterpError> {
+        let (res, ty) = self.result(op)?;
+        let out_shape = value_shape(ty).ok_or_else(|| malformed(op, "produces a register tile"))?;
+        let (t, shape) = self.tile(op, source)?;
+        if shape.len() != out_shape.len() {
+            return Err(malformed(op, "changes the rank"));
+        }
+        let n: usize = out_shape.iter().product();
+        self.charge(n as u64, op.span)?;
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let (mut rest, mut src, mut stride) = (i, 0usize, 1usize);
+            for d in (0..out_shape.len()).rev() {
+                let x = rest % out_shape[d];
+                rest /= out_shape[d];
+                if shape[d] != 1 {
+                    src += x * stride;
+                }
+                stride *= shape[d];
+            }
+            out.push(t[src]);
+        }
+        self.set(res, Slot::Tile(Rc::new(out)));
+        Ok(())
+    }
+
+    /// `tile.iota`: each element's index along `axis`.
+    fn exec_iota(&mut self, op: &Operation, axis: u32) -> Result<(), InterpError> {
+        let (res, ty) = self.result(op)?;
+        let shape = value_shape(ty).ok_or_else(|| malformed(op, "produces a register tile"))?;
+        let axis = axis as usize;
+        if axis >= shape.len() {
+            return Err(malformed(op, "has an axis out of range"));
+        }
+        let n: usize = shape.iter().product();
+        self.charge(n as u64, op.span)?;
+        let inner: usize = shape[axis + 1..].iter().product();
+        let out = (0..n).map(|i| ((i / inner) % shape[axis]) as f64).collect();
+        self.set(res, Slot::Tile(Rc::new(out)));
+        Ok(())
     }
 
     fn exec_for(&mut self, op: &'f Operation, f: &typed::For) -> Result<(), InterpError> {

@@ -273,6 +273,16 @@ impl CmpPredicate {
 }
 
 keyword_enum! {
+    /// The combining function of `tile.reduce`.
+    ReduceKind { Sum = "sum", Max = "max", Min = "min" }
+}
+
+keyword_enum! {
+    /// How `nvgpu.shuffle` finds the source lane (only the butterfly, `xor`, so far).
+    ShuffleMode { Xor = "xor" }
+}
+
+keyword_enum! {
     /// How an mma operand's fragment is ordered: `.row` or `.col` in the PTX mnemonic.
     MatrixOrder { Row = "row", Col = "col" }
 }

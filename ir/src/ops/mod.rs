@@ -25,7 +25,7 @@ pub mod kernel;
 pub mod reference;
 
 pub use binary::BinaryArith;
-pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaShape, Probe};
+pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaShape, Probe, ReduceKind, ShuffleMode};
 
 use crate::attr::Attribute;
 use crate::body::{OpSpec, Operation, Value};
@@ -693,6 +693,39 @@ define_ops! {
         results: ONE,
         format: Some("$value , $vector $position attr-dict : type(results)"),
         summary: "A copy of a vector with the element at a constant position replaced.",
+    }
+    // ---- reductions, broadcasts, masks (issue 16) -----------------------------------------------------------
+    Reduce = "tile.reduce" {
+        operands: [source: One],
+        attributes: [
+            kind: ReduceKind ; "The combining function: `sum`, `max` or `min`.",
+            axis: u32 ; "The axis reduced; the result keeps the rank with extent 1 there.",
+        ],
+        results: ONE, format: Some("$kind $source attr-dict : type(results)"),
+        summary: "Reduces a register tile of f32 or i32 along an axis (`tile.reduce max %x {axis = 1} : tile<64x1xf32, reg>`): the result has extent 1 on that axis. `max`/`min` are exact; a `sum` may add in any order (docs/math.md).",
+    }
+    Broadcast = "tile.broadcast" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Repeats a register tile along its axes of extent 1 to the result's shape (`tile.broadcast %m : tile<64x128xf32, reg>` of a 64x1 tile).",
+    }
+    Iota = "tile.iota" {
+        operands: [],
+        attributes: [
+            axis: u32 ; "The axis whose index each element holds.",
+        ],
+        results: ONE, format: Some("attr-dict : type(results)"),
+        summary: "A register tile of i32 whose every element is its own index along `axis` (with `tile.cmp` and `tile.select`, a mask).",
+    }
+    Shuffle = "nvgpu.shuffle" {
+        operands: [value: One],
+        attributes: [
+            mode: ShuffleMode ; "How the source lane is found: `xor` (the lane id XOR `offset`, `shfl.sync.bfly`).",
+            offset: u32 ; "The lane mask XORed with the lane id (1..=31; a power of two for one butterfly step).",
+        ],
+        results: ONE, format: Some("$mode $value , $offset attr-dict : type(results)"),
+        summary: "Warp-collective exchange of a 32-bit scalar (MLIR's `gpu.shuffle xor`, PTX `shfl.sync.bfly.b32` over the full warp): every lane gets the value of lane `lane ^ offset`.",
     }
 }
 

@@ -601,7 +601,16 @@ impl Warp {
                     }
                 }
             }
-            AnyOp::Func(_) | AnyOp::CopyG2S(_) | AnyOp::CopyS2R(_) | AnyOp::CopyR2S(_) | AnyOp::CopyR2G(_) | AnyOp::Mma(_) => {
+            AnyOp::Shuffle(shuffle) => self.shuffle(ctx, op, &shuffle)?,
+            AnyOp::Func(_)
+            | AnyOp::CopyG2S(_)
+            | AnyOp::CopyS2R(_)
+            | AnyOp::CopyR2S(_)
+            | AnyOp::CopyR2G(_)
+            | AnyOp::Mma(_)
+            | AnyOp::Reduce(_)
+            | AnyOp::Broadcast(_)
+            | AnyOp::Iota(_) => {
                 return Err(SimError::Unsupported {
                     span: op.span,
                     op: op.kind.name(),
@@ -609,6 +618,24 @@ impl Warp {
                 });
             }
             AnyOp::For(_) | AnyOp::Yield(_) | AnyOp::Return(_) | AnyOp::Barrier(_) => unreachable_control(op)?,
+        }
+        Ok(())
+    }
+
+    /// `nvgpu.shuffle xor`: warp-synchronous (`shfl.sync` with the full mask), so every lane must be active;
+    /// all lanes read their partner's value before any result is written.
+    fn shuffle(&mut self, ctx: &Ctx<'_>, op: &Operation, s: &typed::Shuffle) -> Result<(), SimError> {
+        self.require_converged(ctx, op)?;
+        let r = op.result().ok_or_else(|| malformed(op))?;
+        let mut values = [0.0f64; 32];
+        for (lane, slot) in values.iter_mut().enumerate() {
+            *slot = self.num(ctx, op, s.value, lane as u32)?;
+        }
+        for lane in 0..32u32 {
+            let src = match s.mode {
+                crate::ops::ShuffleMode::Xor => (lane ^ s.offset) & 31,
+            };
+            self.set(r, lane, Val::Num(values[src as usize]));
         }
         Ok(())
     }

@@ -21,6 +21,7 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp) {
         AnyOp::Store(store) => self::store(v, op, &store),
         AnyOp::Extract(extract) => self::extract(v, op, &extract),
         AnyOp::Insert(insert) => self::insert(v, op, &insert),
+        AnyOp::Shuffle(shuffle) => self::shuffle(v, op, &shuffle),
         _ => {}
     }
 }
@@ -228,5 +229,18 @@ fn insert(v: &mut Verifier<'_>, op: &Operation, insert: &typed::Insert) {
     }
     if result != &Type::Vector(t.clone()) {
         v.error(op.span, format!("'nvgpu.insert' result must be '{t}', found '{result}'"));
+    }
+}
+
+/// `nvgpu.shuffle`: a 32-bit scalar in and out, an offset inside the warp.
+fn shuffle(v: &mut Verifier<'_>, op: &Operation, s: &typed::Shuffle) {
+    let Some(result) = v.result_type(op) else { return };
+    let ty = v.ty(s.value);
+    let ok = matches!(ty, Type::Scalar(t) if t.bit_width() == 32 && *t != ScalarType::TF32);
+    if !ok || ty != result {
+        v.error(op.span, format!("'nvgpu.shuffle' exchanges a 32-bit scalar (f32 or i32) of the result's type, found '{ty}' -> '{result}'"));
+    }
+    if s.offset == 0 || s.offset > 31 {
+        v.error(op.span, format!("'nvgpu.shuffle' offset must be in 1..=31, found {}", s.offset));
     }
 }

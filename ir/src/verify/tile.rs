@@ -41,6 +41,9 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp, parent:
         AnyOp::CopyR2S(c) => copy_from_reg(v, op, c.value, c.dst, &c.dst_indices, MemorySpace::Shared),
         AnyOp::CopyR2G(c) => copy_from_reg(v, op, c.value, c.dst, &c.dst_indices, MemorySpace::Global),
         AnyOp::Mma(m) => mma(v, op, &m),
+        AnyOp::Reduce(r) => reduce(v, op, &r),
+        AnyOp::Broadcast(b) => broadcast(v, op, b.source),
+        AnyOp::Iota(i) => iota(v, op, i.axis),
         _ => {}
     }
 }
@@ -375,5 +378,77 @@ fn mma(v: &mut Verifier<'_>, op: &Operation, mma: &typed::Mma) {
     }
     if !same_value_type(result, &Type::Tile(tc.clone())) {
         v.error(op.span, format!("'tile.mma' result '{result}' must have the accumulator's type '{tc}'"));
+    }
+}
+
+// ---- reductions, broadcasts, masks (issue 16) ---------------------------------------------------------------
+
+/// A static register tile, or an error at `op` naming `what`.
+fn static_reg_tile<'a>(v: &mut Verifier<'a>, op: &Operation, ty: &'a Type, what: &str) -> Option<(&'a crate::types::TileType, Vec<u64>)> {
+    match ty {
+        Type::Tile(t) if t.space == MemorySpace::Register => match t.static_shape() {
+            Some(shape) => Some((t, shape)),
+            None => {
+                v.error(op.span, format!("'{}' needs {what} of static shape, found '{ty}'", op.kind));
+                None
+            }
+        },
+        other => {
+            v.error(op.span, format!("'{}' expects {what} to be a register tile, found '{other}'", op.kind));
+            None
+        }
+    }
+}
+
+fn show_dims(shape: &[u64]) -> String {
+    shape.iter().map(|n| n.to_string()).collect::<Vec<_>>().join("x")
+}
+
+/// `tile.reduce`: f32 or i32 elements, an axis of the source, the result the source's shape with extent 1 there.
+fn reduce(v: &mut Verifier<'_>, op: &Operation, r: &typed::Reduce) {
+    let Some(result) = v.result_type(op) else { return };
+    let Some((src, shape)) = static_reg_tile(v, op, v.ty(r.source), "its source") else { return };
+    let Some((dst, out)) = static_reg_tile(v, op, result, "its result") else { return };
+    if !matches!(src.elem, ScalarType::F32 | ScalarType::I32) {
+        v.error(op.span, format!("'tile.reduce' reduces f32 or i32 elements, found '{}'; cast first", src.elem));
+    }
+    if dst.elem != src.elem {
+        v.error(op.span, format!("'tile.reduce' result elements '{}' differ from the source's '{}'", dst.elem, src.elem));
+    }
+    let axis = r.axis as usize;
+    if axis >= shape.len() {
+        v.error(op.span, format!("'tile.reduce' axis {} is out of range for a rank-{} tile", r.axis, shape.len()));
+        return;
+    }
+    let mut want = shape.clone();
+    want[axis] = 1;
+    if out != want {
+        v.error(op.span, format!("'tile.reduce' along axis {axis} of a {} tile gives a {} tile, found {}", show_dims(&shape), show_dims(&want), show_dims(&out)));
+    }
+}
+
+/// `tile.broadcast`: every source extent equals the result's or is 1.
+fn broadcast(v: &mut Verifier<'_>, op: &Operation, source: Value) {
+    let Some(result) = v.result_type(op) else { return };
+    let Some((src, shape)) = static_reg_tile(v, op, v.ty(source), "its source") else { return };
+    let Some((dst, out)) = static_reg_tile(v, op, result, "its result") else { return };
+    if dst.elem != src.elem {
+        v.error(op.span, format!("'tile.broadcast' result elements '{}' differ from the source's '{}'", dst.elem, src.elem));
+    }
+    let ok = shape.len() == out.len() && shape.iter().zip(&out).all(|(&a, &b)| a == b || a == 1);
+    if !ok {
+        v.error(op.span, format!("'tile.broadcast' repeats axes of extent 1: a {} tile cannot become {}", show_dims(&shape), show_dims(&out)));
+    }
+}
+
+/// `tile.iota`: an i32 register tile, an axis of it.
+fn iota(v: &mut Verifier<'_>, op: &Operation, axis: u32) {
+    let Some(result) = v.result_type(op) else { return };
+    let Some((t, shape)) = static_reg_tile(v, op, result, "its result") else { return };
+    if t.elem != ScalarType::I32 {
+        v.error(op.span, format!("'tile.iota' produces i32 elements, found '{}'", t.elem));
+    }
+    if axis as usize >= shape.len() {
+        v.error(op.span, format!("'tile.iota' axis {axis} is out of range for a rank-{} tile", shape.len()));
     }
 }

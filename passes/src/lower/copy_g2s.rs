@@ -13,7 +13,8 @@
 //! # Chunks and accesses
 //! A chunk is the widest of 16, 8 and 4 bytes that divides the lines and shares the tile evenly among the
 //! threads (a thread without a chunk of its own would have to copy another's again: two writes of the same
-//! bytes, which the simulator reports as a race). How it is read depends on the function attribute
+//! bytes, which the simulator reports as a race). A thin tile (`1xN`, `Mx1`) with fewer chunks than threads is
+//! copied by the first threads only, each one chunk, synchronously (loads and a store masked by `tid < chunks`). How it is read depends on the function attribute
 //! [`GLOBAL_ALIGNMENT_ATTR`] (bytes, default 16), what the kernel may assume of the alignment of the rows
 //! of a global tile: one number for all, or an array with one per argument (`[2, 16, 16]`: only `%A` is
 //! narrowed).
@@ -76,6 +77,9 @@ struct ChunkPlan {
     /// Accesses are cp.async (4, 8 or 16 bytes), else masked loads of one element gathered into one vector
     /// and stored with one `st.shared` per chunk.
     asynchronous: bool,
+    /// Fewer chunks than threads (a `1xN` vector): threads `0..total` copy one chunk each, synchronously (masked
+    /// loads and a masked store); the others nothing.
+    small: bool,
 }
 
 /// The global and shared tile of a copy and how their storage runs.
@@ -171,7 +175,17 @@ impl<'f> Lowering<'f> {
         let narrowest = if asynchronous { 32 } else { bits };
         let widths: Vec<u64> = [128u64, 64, 32, 16, 8].into_iter().filter(|&w| w >= narrowest && w >= bits && line_bits.is_multiple_of(w)).collect();
         let line_word = if tiles.col_major { "columns" } else { "rows" };
-        let Some(width_bits) = widths.iter().copied().find(|&w| (lines * line_bits / w).is_multiple_of(threads)) else {
+        let even = widths.iter().copied().find(|&w| (lines * line_bits / w).is_multiple_of(threads));
+        // A thin tile (1xN or Mx1: a bias vector) smaller than one chunk per thread: the first `total` threads
+        // copy it. (Other small tiles stay an error: they would rather use fewer warps.)
+        let thin = tiles.rows == 1 || tiles.cols == 1;
+        let small = (even.is_none() && thin).then(|| widths.iter().copied().find(|&w| lines * line_bits / w < threads)).flatten();
+        if let Some(width_bits) = small {
+            let chunk = width_bits / bits;
+            let per_line = line_len / chunk;
+            return Ok(ChunkPlan { chunk, per_line, total: lines * per_line, access: 1, asynchronous: false, small: true });
+        }
+        let Some(width_bits) = even else {
             let narrower = format!("or set {GLOBAL_ALIGNMENT_ATTR} = 2 on the kernel for synchronous copies");
             if widths.is_empty() {
                 return Err(Diagnostic::error(span, format!("{line_word} of {line_len} x {elem} are not a multiple of 4 bytes; cp.async cannot copy them")).with_note(narrower));
@@ -189,7 +203,7 @@ impl<'f> Lowering<'f> {
         // A synchronous copy loads one element at a time: for int8, 2-byte vector loads measured half as fast
         // as single bytes (4096×4096×4098 on an H100: 2.57 against 0.99 ms).
         let access = if asynchronous { align_bits.min(width_bits) / bits } else { 1 };
-        Ok(ChunkPlan { chunk, per_line: line_len / chunk, total: lines * (line_len / chunk), access, asynchronous })
+        Ok(ChunkPlan { chunk, per_line: line_len / chunk, total: lines * (line_len / chunk), access, asynchronous, small: false })
     }
 
     pub(super) fn lower_copy_g2s(&mut self, id: OpId, first_of_run: bool, last_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
@@ -249,7 +263,11 @@ impl<'f> Lowering<'f> {
         let chunk_v = self.index(chunk as i64);
         for i in 0..plan.total.div_ceil(threads) {
             let mut c = self.add_const(tid, (i * threads) as i64);
-            if (i + 1) * threads > plan.total {
+            let active = plan.small.then(|| {
+                let t = self.index(plan.total as i64);
+                self.cmp(CmpPredicate::Lt, tid, t)
+            });
+            if (i + 1) * threads > plan.total && !plan.small {
                 let t = self.index(plan.total as i64);
                 c = self.binary(BinaryArith::Rem, c, t);
             }
@@ -273,6 +291,10 @@ impl<'f> Lowering<'f> {
                     let col_ok = cx.cmp(CmpPredicate::Lt, c, cols);
                     cx.and(row_ok, col_ok)
                 });
+                let ok = match (ok, active) {
+                    (Some(ok), Some(a)) => Some(cx.and(ok, a)),
+                    (ok, a) => ok.or(a),
+                };
                 ([row, col], [gr, gc], ok)
             };
             // Accesses at constant offsets from the chunk's first (immediate offsets in the instructions).
@@ -309,7 +331,7 @@ impl<'f> Lowering<'f> {
                     }
                 }
                 let value = if chunk == 1 { self.extract(gathered, vec![0]) } else { gathered };
-                self.emit(typed::Store { value, dst: tiles.dst, indices: first.0.to_vec(), mask: None }.into_spec());
+                self.emit(typed::Store { value, dst: tiles.dst, indices: first.0.to_vec(), mask: active }.into_spec());
             }
         }
         Ok(())

@@ -49,6 +49,12 @@ impl<'f> Lowering<'f> {
         if dst_shape != [source.rows as u64, source.cols as u64] {
             return Err(Diagnostic::error(span, "'tile.copy_s2r' of a window smaller than the shared tile is not supported by the lowering yet"));
         }
+        if dst_shape.contains(&1) {
+            // A thin tile (slice layout): per-element loads.
+            self.lower_copy_s2r_elementwise(src, result)?;
+            self.read_shared.insert(src);
+            return Ok(());
+        }
         let plan = CopyPlan::for_fragments(source, &frags.layout, Some(frags.values)).map_err(|m| Diagnostic::error(span, format!("no copy plan: {m}")))?;
         let loaded = self.execute_copy_plan(&plan, src, st.elem)?;
         let out = self.assemble(&frags, &loaded);

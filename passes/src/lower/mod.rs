@@ -13,7 +13,9 @@
 //! [`copy_s2r`] (`tile.copy_s2r` → a [`CopyPlan`] executed as `ldmatrix` or loads), [`mma`]
 //! (`tile.mma` → `mma.sync`), [`copy_r2g`] (`tile.copy_r2g` → predicated stores), [`elementwise`]
 //! (`fill`, `splat`, binary ops, `select`, `cast` on fragments), [`control`] (`tile.for` with expanded
-//! loop-carried values, `tile.yield`). Scalar `tile.*` ops stay: they are per-thread now.
+//! loop-carried values, `tile.yield`), [`reduce`] (`tile.reduce` through registers, shuffles and shared
+//! memory; `tile.broadcast`; `tile.iota`; all derived from the layouts). Thin register tiles (`Mx1`, `1xN`)
+//! have slice layouts ([`crate::slice_layout`]); their fragments hold at most 2 values. Scalar `tile.*` ops stay: they are per-thread now.
 //!
 //! Not supported (a diagnostic at the op): `tile.copy_r2s`, windowed `tile.copy_s2r` at a non-zero
 //! offset, register tiles whose layouts differ across an elementwise op, casts that change the fragment
@@ -28,6 +30,7 @@ mod copy_s2r;
 mod elementwise;
 mod emit;
 mod mma;
+mod reduce;
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -269,6 +272,18 @@ impl<'f> Lowering<'f> {
                     true
                 }
                 OpKind::Yield => self.lower_yield(id)?,
+                OpKind::Reduce => {
+                    self.lower_reduce(id)?;
+                    true
+                }
+                OpKind::Broadcast => {
+                    self.lower_broadcast(id)?;
+                    true
+                }
+                OpKind::Iota => {
+                    self.lower_iota(id)?;
+                    true
+                }
                 _ => self.lower_elementwise(id)?,
             };
             if replaced {

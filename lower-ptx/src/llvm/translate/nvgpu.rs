@@ -14,6 +14,7 @@
 //! | `nvgpu.barrier` | `llvm.nvvm.barrier.cta.sync.aligned.all(0)` (`bar.sync 0`; LLVM 22's name for `barrier0`) |
 //! | `nvgpu.load`/`store` | `load`/`store` in address space 1 or 3, aligned to the access size; masked ones branch (a load: a `phi` with zero) |
 //! | `nvgpu.extract`/`insert` | `extractelement`/`insertelement` |
+//! | `nvgpu.shuffle xor` | `llvm.nvvm.shfl.sync.bfly.{f32,i32}(0xffffffff, x, offset, 31)` (`shfl.sync.bfly.b32`) |
 
 use inkwell::basic_block::BasicBlock;
 use inkwell::types::{BasicTypeEnum, VectorType};
@@ -150,6 +151,22 @@ impl<'ctx> EmitNvgpu for FuncTranslator<'_, 'ctx> {
     }
 
     /// `nvgpu.barrier` → `bar.sync 0`.
+    /// `nvgpu.shuffle xor %x, offset` → `llvm.nvvm.shfl.sync.bfly.{f32,i32}` over the full warp (clamp 31: the
+    /// whole warp is one segment).
+    fn shuffle(&mut self, op: &Operation, v: &typed::Shuffle) -> Result<()> {
+        let x = self.value(op, v.value)?;
+        let i32t = self.cx.i32_type();
+        let name = if x.is_float_value() { "llvm.nvvm.shfl.sync.bfly.f32" } else { "llvm.nvvm.shfl.sync.bfly.i32" };
+        let args = [
+            i32t.const_int(0xffff_ffff, false).into(),
+            x,
+            i32t.const_int(u64::from(v.offset), false).into(),
+            i32t.const_int(31, false).into(),
+        ];
+        let r = self.nvvm.call(&self.builder, name, &[], &args)?.ok_or_else(|| super::internal("shfl.sync returns a value"))?;
+        self.set_result(op, r)
+    }
+
     fn barrier(&mut self, _op: &Operation, _v: &typed::Barrier) -> Result<()> {
         self.nvvm.barrier_sync(&self.builder, 0)?;
         Ok(())

@@ -14,6 +14,7 @@
 //! | `nvgpu.barrier` | `gpu.barrier` |
 //! | `nvgpu.load`/`store` | `memref.load`/`store` or `vector.load`/`store`; masked ones in `scf.if` (a load's `else` yields zero) |
 //! | `nvgpu.extract`/`insert` | `vector.extract`/`vector.insert` |
+//! | `nvgpu.shuffle xor` | `gpu.shuffle xor` (width 32) |
 
 use tilec_ir::body::{Operation, Value};
 use tilec_ir::ops::{typed, Literal, MatrixOrder};
@@ -338,6 +339,18 @@ impl EmitNvgpu for FuncEmitter<'_> {
     }
 
     /// `nvgpu.barrier` → `gpu.barrier`.
+    /// `nvgpu.shuffle xor %x, offset` → `gpu.shuffle xor %x, %offset, %c32 : T` (the full warp; the validity
+    /// result is unused: every lane is in range).
+    fn shuffle(&mut self, op: &Operation, v: &typed::Shuffle) -> Result<()> {
+        let (_, ty) = self.result_type(op)?;
+        let x = self.name(op, v.value)?;
+        let offset = self.emit(&format!("arith.constant {} : i32", v.offset));
+        let width = self.emit("arith.constant 32 : i32");
+        let (r, valid) = (self.fresh(), self.fresh());
+        self.line(&format!("{r}, {valid} = gpu.shuffle xor {x}, {offset}, {width} : {ty}"));
+        self.set_result(op, r)
+    }
+
     fn barrier(&mut self, _op: &Operation, _v: &typed::Barrier) -> Result<()> {
         self.line("gpu.barrier");
         Ok(())
