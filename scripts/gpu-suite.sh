@@ -134,12 +134,23 @@ prepare)
     "$TILEC" bundle examples/gemm_s8.tir -o "$DEV/$out/gemm_s8_72x48x80" --shape 72,48,80 "${b[@]}"
     # Elementwise math on register tiles (exp2, rsqrt: the GPU's .approx instructions, docs/math.md), ragged.
     "$TILEC" bundle examples/elementwise.tir -o "$DEV/$out/elementwise_100x80" --arg x=100x80 --arg y=100x80 --arg s=0.5 "${b[@]}"
+    # Batched GEMM (rank-3 tensors, rank-reducing copies, grid z = batch): aligned, and ragged in M, N and K.
+    "$TILEC" bundle examples/gemm_batched.tir -o "$DEV/$out/gemm_batched_3x256x128x64" --arg A=3x256x64 --arg B=3x64x128 --arg C=3x256x128 "${b[@]}"
+    "$TILEC" bundle examples/gemm_batched.tir -o "$DEV/$out/gemm_batched_5x200x72x40" --arg A=5x200x40 --arg B=5x40x72 --arg C=5x200x72 "${b[@]}"
     # Reductions, broadcasts and masks (issue 16): row softmax, ragged in both extents.
     "$TILEC" bundle examples/softmax.tir -o "$DEV/$out/softmax_100x150" --arg x=100x150 --arg y=100x150 "${b[@]}"
     "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${b[@]}"
     "$TILEC" bundle examples/layernorm.tir -o "$DEV/$out/layernorm_100x150" --arg x=100x150 --arg gamma=1x150 --arg beta=1x150 --arg y=100x150 "${b[@]}"
     # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
     "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
+    # Back-to-back GEMM D = (A·B)·C with P kept in registers (issue 16): small-integer inputs make P exact in
+    # f16 and D exact in f32, so the default tolerance holds whatever order the tensor cores add in; ragged M.
+    # Then P through shared memory (2x2 warp grids: copy_r2s, barrier, ldmatrix), and a copy_r2s round trip.
+    mkdir -p "$DEV/b2b-inputs" && python3 tests/lit/cli/Inputs/b2b_inputs.py "$DEV/b2b-inputs" 200 96
+    b2b=(--arg A=200x96 --arg B=96x64 --arg D=200x64 --input A="$DEV/b2b-inputs/A.txt" --input B="$DEV/b2b-inputs/B.txt" --input C="$DEV/b2b-inputs/C.txt")
+    "$TILEC" bundle examples/b2b_gemm.tir -o "$DEV/$out/b2b_gemm_200x96" "${b2b[@]}" "${b[@]}"
+    "$TILEC" bundle tests/lit/sim/Inputs/b2b_through_shared.tir -o "$DEV/$out/b2b_through_shared_200x96" "${b2b[@]}" "${b[@]}"
+    "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_shared.tir -o "$DEV/$out/roundtrip_through_shared" "${b[@]}"
     # The GEMM variants (issue 9) at a ragged shape and at 256^3: bf16 in; alpha/beta epilogues with fp16 and
     # bf16 C; column-major A, B, both (their buffers hold the columns in order: see tilec bundle).
     for shape in 200,72,40 256,256,256; do

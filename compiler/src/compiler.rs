@@ -132,6 +132,7 @@ impl Compiler {
             Ok(report) => {
                 log.dumps = report.dumps;
                 log.remarks = std::mem::take(&mut cx.remarks);
+                log.pass_warnings = std::mem::take(&mut cx.warnings);
                 if options.bank_conflicts {
                     log.bank_conflicts = analyze_module_bank_conflicts(&module, &BankConflictOptions::default());
                 }
@@ -140,6 +141,7 @@ impl Compiler {
             Err(e) => {
                 log.dumps = e.report.dumps;
                 log.remarks = std::mem::take(&mut cx.remarks);
+                log.pass_warnings = std::mem::take(&mut cx.warnings);
                 Err(CompileError::Pass { diagnostics: e.diagnostics, log: Box::new(log) })
             }
         }

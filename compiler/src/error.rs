@@ -15,6 +15,9 @@ pub struct Log {
     pub dumps: Vec<IrDump>,
     /// The passes' remarks, in order.
     pub remarks: Vec<Remark>,
+    /// The passes' located warnings ([`tilec_passes::PassContext::warn`]), in order: printed on stderr like
+    /// errors (`path:line:col: warning: ...`).
+    pub pass_warnings: Vec<Diagnostic>,
     /// One per function of the lowered module, when asked for.
     pub bank_conflicts: Vec<BankConflictReport>,
 }

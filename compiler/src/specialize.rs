@@ -41,6 +41,8 @@ pub struct Specialized {
     pub module: Module,
     /// `None` when the kernel as written copies the launch's tensors correctly.
     pub variant: Option<AlignmentVariant>,
+    /// The passes' located warnings on the lowering used ([`crate::Log::pass_warnings`]).
+    pub warnings: Vec<tilec_ir::Diagnostic>,
 }
 
 impl Compiler {
@@ -52,12 +54,17 @@ impl Compiler {
     /// The kernel lowered for a launch with these extents: as written, or, when that breaks the alignment
     /// its copies assume, the [`AlignmentVariant`] the extents allow (checked against them).
     pub fn specialize(&self, func: &Func, options: &Options, extents: &[Option<Vec<u64>>]) -> Result<Specialized, CompileError> {
-        let module = self.lower_kernel(func, options)?;
-        let Some(variant) = module.funcs.first().and_then(|lowered| alignment_variant(func, lowered, extents)) else {
-            return Ok(Specialized { module, variant: None });
+        let lowered = self.lower(Module { funcs: vec![func.clone()] }, options)?;
+        let Some(variant) = lowered.module.funcs.first().and_then(|f| alignment_variant(func, f, extents)) else {
+            return Ok(Specialized { module: lowered.module, variant: None, warnings: lowered.log.pass_warnings });
         };
-        let module = self.lower_variant(func, options, &variant, extents)?;
-        Ok(Specialized { module, variant: Some(variant) })
+        let mut narrowed = func.clone();
+        narrowed.attrs.insert(GLOBAL_ALIGNMENT_ATTR.into(), variant.attr.clone());
+        let lowered = self.lower(Module { funcs: vec![narrowed] }, options)?;
+        if let Some(f) = lowered.module.funcs.first() {
+            check_alignment(f, extents)?;
+        }
+        Ok(Specialized { module: lowered.module, variant: Some(variant), warnings: lowered.log.pass_warnings })
     }
 
     /// The kernel lowered with the variant's `global_alignment`, checked against the extents it was picked
@@ -74,9 +81,10 @@ impl Compiler {
 
     /// [`Compiler::specialize`], then [`crate::emit`]: the kernel compiled for one launch.
     pub fn compile_for_extents(&self, func: &Func, options: &Options, extents: &[Option<Vec<u64>>]) -> Result<(Compiled, Option<AlignmentVariant>), CompileError> {
-        let Specialized { module, variant } = self.specialize(func, options, extents)?;
+        let Specialized { module, variant, warnings } = self.specialize(func, options, extents)?;
         let emitted = crate::emit(&module, options)?;
-        let compiled = Compiled { output: emitted.output, kernels: emitted.kernels, lowered: module, log: Default::default(), timing: None };
+        let log = crate::Log { pass_warnings: warnings, ..Default::default() };
+        let compiled = Compiled { output: emitted.output, kernels: emitted.kernels, lowered: module, log, timing: None };
         Ok((compiled, variant))
     }
 }

@@ -262,6 +262,11 @@ pub struct SimArgs {
     /// them: whitespace-separated, row-major, one row per line); repeatable.
     #[arg(long = "output", value_name = "NAME=FILE")]
     pub outputs: Vec<String>,
+    /// Compare floating-point results with `|sim - interp| <= ATOL + RTOL * |interp|` instead of the
+    /// element type's default (f32: 1e-3,1e-3), for kernels that round an intermediate (a kernel's header
+    /// states its tolerance).
+    #[arg(long, value_name = "ATOL,RTOL")]
+    pub tolerance: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -28,6 +28,16 @@ pub fn parse_and_verify(source: &SourceFile) -> Result<Module, DriverError> {
     Ok(module)
 }
 
+/// Prints located warnings on stderr, rendered like errors (`path:line:col: warning: ...` with the caret).
+pub fn print_warnings(source: &SourceFile, warnings: &[tilec_ir::Diagnostic]) {
+    use std::io::IsTerminal;
+    if warnings.is_empty() {
+        return;
+    }
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let _ = std::io::stderr().lock().write_all(source.render(warnings, color).as_bytes());
+}
+
 pub fn diagnostics(source: &SourceFile, diagnostics: Vec<tilec_ir::Diagnostic>) -> DriverError {
     DriverError::Diagnostics { source_file: Box::new(source.clone()), diagnostics }
 }

@@ -110,7 +110,9 @@ fn every_example_runs_and_writes_its_output() {
         let module = tilec_ir::parse_module(&text).unwrap();
         for func in &module.funcs {
             assert!(tilec_ir::verify::verify_func(func).is_empty());
-            let (before, after, _) = run_defaults(func, &ArgShapes::new(), 1);
+            // The kernel's declared sample inputs (`sample_args`), else the default extents.
+            let shapes = interp::sample_shapes(func).unwrap_or_else(|m| panic!("{}: sample_args {m}", path.display()));
+            let (before, after, _) = run_defaults(func, &shapes, 1);
             // Every example stores a result over its (random) output: something must have changed.
             assert_ne!(before, after, "{} changed nothing", path.display());
             ran.push(func.name.clone());

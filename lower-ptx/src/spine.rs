@@ -532,10 +532,12 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         | AnyOp::CopyR2S(_)
         | AnyOp::CopyR2G(_)
         | AnyOp::Mma(_)
+        | AnyOp::ConvertLayout(_)
         | AnyOp::Func(_)
         | AnyOp::Reduce(_)
         | AnyOp::Broadcast(_)
-        | AnyOp::Iota(_) => {
+        | AnyOp::Iota(_)
+        | AnyOp::TileBarrier(_) => {
             Err(kernel.unsupported(op, "it is a tile-level op; lower the kernel to the nvgpu dialect first"))
         }
         AnyOp::Yield(_) | AnyOp::Return(_) => Err(kernel.unsupported(op, "it must end a block")),

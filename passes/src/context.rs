@@ -8,7 +8,7 @@
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 
-use tilec_ir::Span;
+use tilec_ir::{Diagnostic, Span};
 
 use tilec_ir::Target;
 
@@ -30,6 +30,9 @@ pub struct PassContext {
     pub options: BTreeMap<String, String>,
     /// Remarks left by passes, in the order they were made.
     pub remarks: Vec<Remark>,
+    /// Located warnings left by passes (what the user asked for and did not get, e.g. a loop the software
+    /// pipeliner declined despite `pipeline_stages`): the driver prints them on stderr like errors.
+    pub warnings: Vec<Diagnostic>,
     /// The pass now running (set by the [`crate::PassManager`]), used to attribute remarks.
     pub(crate) current_pass: Option<&'static str>,
     reports: HashMap<TypeId, Box<dyn Any>>,
@@ -60,6 +63,11 @@ impl PassContext {
     pub fn remark(&mut self, span: Span, message: impl Into<String>) {
         let pass = self.current_pass.unwrap_or("<none>").to_string();
         self.remarks.push(Remark { pass, span, message: message.into() });
+    }
+
+    /// Leaves a located warning (severity [`tilec_ir::Severity::Warning`]) for the driver to print.
+    pub fn warn(&mut self, warning: Diagnostic) {
+        self.warnings.push(warning);
     }
 
     /// Stores a typed report (one per type; a second store replaces the first).

@@ -23,8 +23,8 @@
 //! Layouts then spread through the values that must share them: the accumulator and the result of an
 //! mma, the four faces of a loop-carried value (init, block argument, yield operand, result), the
 //! operands and results of elementwise ops, `tile.select` and `tile.cast`. Each such class of values
-//! ([`LayoutClasses`]) takes the layout of the mma operand in it; two different requirements in one
-//! class are an error (no layout conversion exists yet). A class that no mma constrains gets a default
+//! ([`LayoutClasses`]) takes the layout of the mma operand in it; where a second mma requires another
+//! layout of a class, [`crate::layout_conversion`] splits the class with a `tile.convert_layout`. A class that no mma constrains gets a default
 //! ([`default_layout`]): the m16n8k16 A fragment for 16-bit elements, the m16n8 accumulator for 32-bit
 //! ones and the m16n8k32 A fragment for 8-bit ones, tiled over the warps without replication where the
 //! tile allows it.
@@ -382,8 +382,31 @@ pub fn live_values(func: &Func) -> Vec<Value> {
     values
 }
 
-/// Solves the layouts of one function (does not change it).
+/// Two requirements on one class of register tiles: `operand` of the mma `op` needs a layout (as `role`)
+/// other than the one the op `other` already requires of its class.
+#[derive(Clone, Debug)]
+pub struct LayoutConflict {
+    pub op: OpId,
+    pub operand: Value,
+    pub role: Role,
+    pub other: OpId,
+}
+
+/// Solves the layouts of one function (does not change it); a conflict is an error (layout assignment
+/// resolves them with conversions first, [`crate::layout_conversion::insert_conversions`]).
 pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
+    match solve_layouts_or_conflict(func)? {
+        Ok(solution) => Ok(solution),
+        Err(c) => Err(Diagnostic::error(
+            op_span(func, c.op),
+            format!("operand {:?} of this 'tile.mma' needs a layout that another op already requires differently; run layout-assignment, which inserts a conversion", c.role),
+        )
+        .with_note_at(op_span(func, c.other), "the other requirement comes from here")),
+    }
+}
+
+/// [`solve_layouts`], with the first conflict as a value.
+pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, LayoutConflict>, Diagnostic> {
     let body = &func.body;
     let attrs = kernel_attrs(func)?;
     let warps = attrs.num_warps.clamp(1, 32);
@@ -419,11 +442,7 @@ pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
             let c = classes.class_of(v);
             match reqs.get(&c) {
                 Some(prev) if prev.layout != layout || prev.values != values => {
-                    return Err(Diagnostic::error(
-                        op.span,
-                        format!("operand {role:?} of this 'tile.mma' needs a layout that another op already requires differently; layout conversion is not supported yet"),
-                    )
-                    .with_note_at(op_span(func, prev.op), "the other requirement comes from here"));
+                    return Ok(Err(LayoutConflict { op: id, operand: v, role, other: prev.op }));
                 }
                 Some(_) => {}
                 None => {
@@ -467,7 +486,7 @@ pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
         chosen.insert(c, (l, n, Role::Free));
     }
     propagate_slices(func, &edges, &mut classes, &mut chosen, warps)?;
-    Ok(LayoutSolution { classes, chosen, mmas })
+    Ok(Ok(LayoutSolution { classes, chosen, mmas }))
 }
 
 // ---- slice layouts of reductions and broadcasts (issue 16) ------------------------------------------------------
@@ -595,6 +614,23 @@ pub fn assign_layouts(module: &mut Module) -> Result<(), Diagnostic> {
 
 /// [`assign_layouts`] for one function.
 pub fn assign_layouts_in(func: &mut Func) -> Result<(), Diagnostic> {
+    assign_layouts_for(func, tilec_ir::Target::default()).map(|_| ())
+}
+
+/// [`assign_layouts_in`] for a target, with conversions where requirements conflict
+/// ([`crate::layout_conversion`]); returns their remarks.
+pub fn assign_layouts_for(func: &mut Func, target: tilec_ir::Target) -> Result<Vec<crate::layout_conversion::ConversionRemark>, Diagnostic> {
+    crate::layout_conversion::insert_conversions(func)?;
+    write_layouts(func)?;
+    let (expanded, remarks) = crate::layout_conversion::expand_through_shared(func, target)?;
+    if expanded {
+        // The loads out of the scratch tiles are new values: give them their layouts.
+        write_layouts(func)?;
+    }
+    Ok(remarks)
+}
+
+fn write_layouts(func: &mut Func) -> Result<(), Diagnostic> {
     let mut solution = solve_layouts(func)?;
     let warps = num_warps(func);
     func.attrs.insert(NUM_WARPS_ATTR.to_string(), Attribute::Int(warps as i64));
@@ -667,7 +703,12 @@ impl crate::Pass for LayoutAssignment {
         "choose mma instruction shapes and warp grids; give every register tile a distributed #linear layout"
     }
 
-    fn run(&self, module: &mut Module, _cx: &mut crate::PassContext) -> Result<(), Diagnostic> {
-        assign_layouts(module)
+    fn run(&self, module: &mut Module, cx: &mut crate::PassContext) -> Result<(), Diagnostic> {
+        for func in &mut module.funcs {
+            for remark in assign_layouts_for(func, cx.target)? {
+                cx.remark(remark.span, remark.message);
+            }
+        }
+        Ok(())
     }
 }

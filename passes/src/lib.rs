@@ -36,6 +36,7 @@ pub mod context;
 pub mod expect;
 pub mod kernel_attrs;
 pub mod layout_assignment;
+pub mod layout_conversion;
 pub mod lower;
 pub mod manager;
 pub mod options;

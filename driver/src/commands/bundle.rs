@@ -109,6 +109,7 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     let extents = tensor_extents(&values);
     let options = Options { target, backend: args.backend.into(), ..Options::default() };
     let (compiled, note) = tilec_compiler::compile_for_extents(func, &options, &extents).map_err(|e| compile_error(&source, e))?;
+    crate::input::print_warnings(&source, &compiled.log.pass_warnings);
     let ptx = compiled.output;
     let kernel = compiled.kernels.into_iter().next().ok_or_else(|| DriverError::Usage("no kernel compiled".into()))?;
 

@@ -7,7 +7,7 @@ use tilec_compiler::{Emit, OptLevel, Options};
 
 use crate::cli::CheckArgs;
 use crate::error::DriverError;
-use crate::input::{compile_error, parse_and_verify, read_source};
+use crate::input::{compile_error, parse_and_verify, print_warnings, read_source};
 use crate::target::parse_target;
 
 /// Returns the text to print on success.
@@ -35,6 +35,19 @@ pub fn run(args: &CheckArgs) -> Result<String, DriverError> {
     let funcs = module.funcs.len();
     // The whole pipeline and the LLVM translation (unoptimised: only its target rules matter here).
     let options = Options { target, emit: Emit::Llvm, opt_level: OptLevel::O0, ..Options::default() };
-    tilec_compiler::compile(module, &options).map_err(|e| compile_error(&source, e))?;
-    Ok(format!("{}: ok ({funcs} function(s), {ops} op(s); lowers for {target})\n", source.name))
+    let compiled = match tilec_compiler::compile(module, &options) {
+        Ok(compiled) => compiled,
+        Err(e) => {
+            if let Some(log) = e.log() {
+                print_warnings(&source, &log.pass_warnings);
+            }
+            return Err(compile_error(&source, e));
+        }
+    };
+    print_warnings(&source, &compiled.log.pass_warnings);
+    let warned = match compiled.log.pass_warnings.len() {
+        0 => String::new(),
+        n => format!(", {n} warning(s)"),
+    };
+    Ok(format!("{}: ok ({funcs} function(s), {ops} op(s); lowers for {target}{warned})\n", source.name))
 }

@@ -63,7 +63,8 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
         manifest_json = Some(json);
     }
     write_output(&args.output, compiled.output.as_bytes())?;
-    if let Some((cache, keys)) = &cached {
+    // A compile that warned is not cached: a cache hit would not repeat the warning.
+    if let (Some((cache, keys)), true) = (&cached, compiled.log.pass_warnings.is_empty()) {
         keys.store(cache, compiled.output.as_bytes(), manifest_json.as_deref().map(str::as_bytes));
     }
     if let Some(mut timing) = compiled.timing {
@@ -96,6 +97,7 @@ pub fn options(args: &CompileArgs, target: Target, opt: tilec_lower_ptx::OptLeve
 /// Prints what the compile logged on stderr: warnings about the options and the IR dumps; when the
 /// pipeline `finished`, the remarks (`--remarks`) and the bank-conflict reports (`--report bank-conflicts`).
 fn print_log(args: &CompileArgs, source: &SourceFile, log: &Log, finished: bool) {
+    crate::input::print_warnings(source, &log.pass_warnings);
     let mut stderr = std::io::stderr().lock();
     for warning in &log.warnings {
         let _ = writeln!(stderr, "tilec: warning: {warning}");

@@ -63,12 +63,14 @@ pub fn arg_names(func: &Func) -> Vec<String> {
         .collect()
 }
 
-/// Seeded inputs and the launch grid from the command-line options.
+/// Seeded inputs and the launch grid from the command-line options, on top of the kernel's declared
+/// `sample_args` (which the options override by name).
 pub fn prepare(func: &Func, inputs: &RunInputs) -> Result<(Vec<ArgValue>, Launch), tilec_ir::Diagnostic> {
-    let mut shapes = match inputs.gemm_shape()? {
-        Some([m, n, k]) => ArgShapes::gemm(m, n, k),
-        None => ArgShapes::new(),
-    };
+    let mut shapes = interp::sample_shapes(func).map_err(|m| tilec_ir::Diagnostic::error(func.attr_span("sample_args"), format!("'sample_args' {m}")))?;
+    if let Some([m, n, k]) = inputs.gemm_shape()? {
+        let gemm = ArgShapes::gemm(m, n, k);
+        shapes.by_name.extend(gemm.by_name);
+    }
     for (name, shape) in inputs.arg_shapes()? {
         shapes = shapes.with(&name, &shape);
     }

@@ -16,6 +16,17 @@ use crate::commands::interp::{arg_names, located_or_usage, prepare, select_func}
 use crate::error::DriverError;
 use crate::input::{compile_error, diagnostics, parse_and_verify, read_source};
 
+/// `--tolerance ATOL,RTOL`.
+fn parse_tolerance(text: &str) -> Result<(f64, f64), DriverError> {
+    let bad = || DriverError::Usage(format!("--tolerance takes ATOL,RTOL (two non-negative numbers, e.g. 1e-2,1e-2), not '{text}'"));
+    let (a, r) = text.split_once(',').ok_or_else(bad)?;
+    let (a, r): (f64, f64) = (a.trim().parse().map_err(|_| bad())?, r.trim().parse().map_err(|_| bad())?);
+    if !(a >= 0.0 && r >= 0.0 && a.is_finite() && r.is_finite()) {
+        return Err(bad());
+    }
+    Ok((a, r))
+}
+
 pub fn run(args: &SimArgs) -> Result<String, DriverError> {
     let source = read_source(&args.input)?;
     let module = parse_and_verify(&source)?;
@@ -60,10 +71,12 @@ fn lower_and_compare(
     launch: &tilec_ir::interp::Launch,
 ) -> Result<String, DriverError> {
     let target = crate::target::parse_target(&args.target)?;
+    let tolerance = args.tolerance.as_deref().map(parse_tolerance).transpose()?;
     let mut expected = values.clone();
     tilec_ir::interp::run(func, &mut expected, launch).map_err(|e| diagnostics(source, vec![e.to_diagnostic()]))?;
     let options = tilec_compiler::Options::for_target(target);
     let specialized = tilec_compiler::specialize(func, &options, &tensor_extents(&values)).map_err(|e| compile_error(source, e))?;
+    crate::input::print_warnings(source, &specialized.warnings);
     let (lowered, note) = (specialized.module, specialized.variant);
     let lowered_func = lowered.funcs.first().ok_or_else(|| DriverError::Usage("the pipeline left no kernel".into()))?;
     let mut sim_args = to_sim_args(&values);
@@ -81,7 +94,10 @@ fn lower_and_compare(
     let mut failed = 0;
     for ((name, want), got) in arg_names(func).iter().zip(&expected).zip(&sim_args) {
         let (ArgValue::Tensor(want), SimArg::Tile(got)) = (want, got) else { continue };
-        let (atol, rtol) = crate::commands::compare::tolerance(want.elem);
+        let (atol, rtol) = match tolerance {
+            Some(t) if want.elem.is_float() => t,
+            _ => crate::commands::compare::tolerance(want.elem),
+        };
         let mut exact = 0;
         let mut bad = 0;
         let mut max_abs = 0.0f64;
@@ -126,7 +142,7 @@ pub fn first_tile_level_op(func: &Func) -> Option<tilec_ir::OpId> {
         let kind = func.body.op(id).kind;
         let tile_level = matches!(
             kind,
-            OpKind::CopyG2S | OpKind::CopyS2R | OpKind::CopyR2S | OpKind::CopyR2G | OpKind::Mma | OpKind::Reduce | OpKind::Broadcast | OpKind::Iota
+            OpKind::CopyG2S | OpKind::CopyS2R | OpKind::CopyR2S | OpKind::CopyR2G | OpKind::Mma | OpKind::Reduce | OpKind::Broadcast | OpKind::Iota | OpKind::TileBarrier
         ) || matches!(kind, OpKind::Fill | OpKind::Splat) && func.body.op(id).results.iter().any(|&r| func.body.ty(r).as_tile().is_some())
             || kind.is_binary_arith() && func.body.op(id).results.iter().any(|&r| func.body.ty(r).as_tile().is_some());
         if tile_level && found.is_none() {

@@ -60,6 +60,68 @@ impl ArgShapes {
     }
 }
 
+/// One `NAME=SHAPE` or `NAME=VALUE` setting: the `--arg` syntax, and an entry of the kernel attribute
+/// `sample_args`. A value with an `x` is a shape (`64x32`); a plain number is a scalar's value, or the shape
+/// of a rank-1 tensor when the argument is one.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgSetting {
+    Shape(String, Vec<usize>),
+    Scalar(String, f64),
+}
+
+impl ArgSetting {
+    /// Parses `text` (a leading `%` on the name is dropped).
+    pub fn parse(text: &str) -> Result<ArgSetting, String> {
+        let (name, value) = text.split_once('=').ok_or_else(|| format!("'{text}': expected NAME=SHAPE (like A=64x32) or NAME=VALUE"))?;
+        let name = name.trim().trim_start_matches('%').to_string();
+        if name.is_empty() {
+            return Err(format!("'{text}': the argument name is missing"));
+        }
+        let value = value.trim();
+        if !value.contains('x') {
+            if let Ok(v) = value.parse::<f64>() {
+                return Ok(ArgSetting::Scalar(name, v));
+            }
+        }
+        let dims: Option<Vec<usize>> = value.split('x').map(|d| d.trim().parse().ok().filter(|&n| n > 0)).collect();
+        dims.map(|dims| ArgSetting::Shape(name, dims)).ok_or_else(|| format!("'{text}': '{value}' is neither a shape like 64x32 nor a number"))
+    }
+}
+
+/// The shapes and values the kernel attribute `sample_args` declares for `func` (empty when it has none),
+/// checked against the arguments: every name is an argument, a tensor gets a shape of its rank that agrees
+/// with its static extents, a scalar a number. What `tilec interp`/`sim FILE` run on with no flags.
+pub fn sample_shapes(func: &Func) -> Result<ArgShapes, String> {
+    let mut shapes = ArgShapes::new();
+    let Some(settings) = KernelAttrs::of(func).ok().and_then(|a| a.sample_args) else { return Ok(shapes) };
+    let body = &func.body;
+    for text in &settings {
+        let setting = ArgSetting::parse(text)?;
+        let name = match &setting {
+            ArgSetting::Shape(n, _) | ArgSetting::Scalar(n, _) => n.clone(),
+        };
+        let Some(index) = func.args().iter().enumerate().position(|(i, &v)| arg_name(body, i, v) == name) else {
+            let names: Vec<String> = func.args().iter().enumerate().map(|(i, &v)| arg_name(body, i, v)).collect();
+            return Err(format!("'{text}': '@{}' has no argument named '{name}' (it has: {})", func.name, names.join(", ")));
+        };
+        match (body.ty(func.args()[index]), setting) {
+            (Type::Tile(t), ArgSetting::Scalar(_, v)) if t.rank() == 1 && v.fract() == 0.0 && v >= 1.0 => {
+                shapes = shapes.with(&name, &[v as usize]);
+            }
+            (Type::Tile(t), ArgSetting::Shape(_, dims)) => {
+                let agrees = dims.len() == t.rank() && t.shape.iter().zip(&dims).all(|(d, &n)| d.as_static().is_none_or(|s| s == n as u64));
+                if !agrees {
+                    return Err(format!("'{text}': the shape does not fit '%{name}' of type '{t}'"));
+                }
+                shapes = shapes.with(&name, &dims);
+            }
+            (Type::Scalar(_), ArgSetting::Scalar(_, v)) => shapes = shapes.with_scalar(&name, v),
+            (ty, _) => return Err(format!("'{text}': '%{name}' is of type '{ty}'; give {}", if matches!(ty, Type::Tile(_)) { "a shape like 64x32" } else { "a number" })),
+        }
+    }
+    Ok(shapes)
+}
+
 /// The name an argument is known by in [`ArgShapes`].
 fn arg_name(body: &Body, index: usize, v: Value) -> String {
     body.value(v).name.clone().unwrap_or_else(|| format!("#{index}"))

@@ -339,6 +339,8 @@ impl<'f, 'a> Machine<'f, 'a> {
         let typed = AnyOp::from_op(op).ok_or_else(|| malformed(op, "is malformed (run the verifier)"))?;
         match typed {
             AnyOp::Return(_) => return Ok(Flow::Return),
+            // The interpreter runs a block's work in program order: nothing to wait for.
+            AnyOp::TileBarrier(_) => {}
             AnyOp::Yield(y) => {
                 let values = y.values.iter().map(|&v| self.get(op, v).cloned()).collect::<Result<_, _>>()?;
                 return Ok(Flow::Yield(values));
@@ -418,6 +420,15 @@ impl<'f, 'a> Machine<'f, 'a> {
                         Slot::Tile(Rc::new(out.collect()))
                     }
                     _ => return Err(malformed(op, "needs an i1 scalar or an i1 register tile condition")),
+                };
+                self.set(r, slot);
+            }
+            AnyOp::ConvertLayout(c) => {
+                // The layout says which thread holds what; the tile's values are the same.
+                let (r, _) = self.result(op)?;
+                let slot = match self.get(op, c.source)? {
+                    slot @ Slot::Tile(_) => slot.clone(),
+                    _ => return Err(malformed(op, "converts register tiles only")),
                 };
                 self.set(r, slot);
             }
@@ -616,13 +627,11 @@ impl<'f, 'a> Machine<'f, 'a> {
         let s = self.shared_buffer(op, copy.dst)?;
         let shape = self.shared_shapes[s].clone();
         let offset = self.indices(op, &copy.src_indices, tensor.shape.len())?;
-        if offset.len() != shape.len() {
-            return Err(malformed(op, "copies between tiles of different ranks"));
-        }
+        let window = slice_window(op, offset.len(), &shape)?;
         self.charge(self.shared[s].len() as u64, op.span)?;
         let ArgValue::Tensor(t) = &self.args[g] else { return Err(malformed(op, "expects a global tile operand")) };
-        let zeros = vec![0; shape.len()];
-        copy_window(&t.values, &t.shape, &offset, &mut self.shared[s], &shape, &zeros, &shape);
+        let zeros = vec![0; window.len()];
+        copy_window(&t.values, &t.shape, &offset, &mut self.shared[s], &window, &zeros, &window);
         Ok(())
     }
 
@@ -661,9 +670,7 @@ impl<'f, 'a> Machine<'f, 'a> {
         let (value, window) = self.tile(op, copy.value)?;
         let (g, tensor) = self.global_tensor(op, copy.dst)?;
         let offset = self.indices(op, &copy.dst_indices, tensor.shape.len())?;
-        if offset.len() != window.len() {
-            return Err(malformed(op, "copies between tiles of different ranks"));
-        }
+        let window = slice_window(op, offset.len(), &window)?;
         self.charge(value.len() as u64, op.span)?;
         let ArgValue::Tensor(t) = &mut self.args[g] else { return Err(malformed(op, "expects a global tile operand")) };
         let zeros = vec![0; window.len()];
@@ -701,4 +708,17 @@ impl<'f, 'a> Machine<'f, 'a> {
         self.set(r, Slot::Tile(Rc::new(d)));
         Ok(())
     }
+}
+
+/// The window of a copy between a global tile of rank `global_rank` and a tile of shape `shape`, as a window
+/// of the global tile: `shape` with extent 1 along the leading axes a rank-reducing copy's leading indices
+/// pick (`%A[%b, %m0, %k0]` of a rank-3 `%A` into a 128x32 tile: 1x128x32). Its elements are the same, in the
+/// same row-major order, as `shape`'s.
+fn slice_window(op: &Operation, global_rank: usize, shape: &[usize]) -> Result<Vec<usize>, InterpError> {
+    if global_rank < shape.len() {
+        return Err(malformed(op, "copies between a global tile and a tile of higher rank"));
+    }
+    let mut window = vec![1; global_rank - shape.len()];
+    window.extend_from_slice(shape);
+    Ok(window)
 }

@@ -96,6 +96,19 @@ impl AttrValue for Vec<u32> {
     }
 }
 
+/// A list of strings: `["A=64x32", "alpha=2"]`.
+impl AttrValue for Vec<String> {
+    const EXPECTED: &'static str = "a list of strings";
+
+    fn decode(attr: &Attribute) -> Option<Vec<String>> {
+        attr.as_array()?.iter().map(String::decode).collect()
+    }
+
+    fn encode(&self) -> Option<Attribute> {
+        Some(Attribute::Array(self.iter().map(|s| Attribute::Str(s.clone())).collect()))
+    }
+}
+
 /// A scalar literal: the value of `tile.constant` and `tile.fill`. Which literals suit which element type is
 /// the op's rule (an integer for `f32` is fine, a float for `i32` is not).
 #[derive(Clone, Copy, Debug, PartialEq)]

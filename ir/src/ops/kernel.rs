@@ -120,6 +120,7 @@ kernel_attributes! {
     pipeline_stages: Option<u32> = None ; "Stages of the software pipeline of the main loop (default: 4, or as many as fit in shared memory).",
     fragments_ahead: Option<bool> = None ; "Whether the pipeliner loads the next k-step's register fragments during this one's mma (default true).",
     raster_group: Option<u32> = None ; "Group size of the grouped block order for L2 reuse (the rasterize pass; default 8, 1 turns it off).",
+    sample_args: Option<Vec<String>> = None ; "Small inputs for running the kernel with no flags (`tilec interp`/`sim`/`bundle`/`run FILE`): `NAME=SHAPE` for a global tile (`\"A=64x32\"`, `\"x=64\"` for rank 1) or `NAME=VALUE` for a scalar (`\"alpha=2\"`), the `--arg` syntax; `--shape`, `--arg` and `--input` override them by name.",
     async_copy_requirements: Option<String> = None ; "Written by the lowering: what its copies require of the launch extents, in words.",
     async_copy_alignment: Option<Vec<ExtentMultiple>> = None ; "Written by the lowering: `[[argument, axis, multiple], ...]`, the extents that must be multiples for its copies' global addresses to be aligned.",
 }

@@ -487,6 +487,12 @@ define_ops! {
         results: ONE, format: Some("$source attr-dict : type(results)"),
         summary: "Converts the element type (round to nearest even for floats, truncation toward zero to integers, wrapping to narrower integers).",
     }
+    ConvertLayout = "tile.convert_layout" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Redistributes a register tile over the threads in another layout (same shape and elements): in registers when the two layouts differ only in which register of a thread holds what, through shared memory otherwise. Layout assignment inserts one where two ops need one value in different layouts.",
+    }
     Neg = "tile.neg" {
         operands: [source: One],
         attributes: [],
@@ -549,7 +555,7 @@ define_ops! {
         attributes: [],
         results: NONE,
         format: Some("$src[$src_indices] , $dst attr-dict"),
-        summary: "Copies the window of a global tile at the given offset, shaped like the shared tile, into it; elements outside the global tile read as zero.",
+        summary: "Copies the window of a global tile at the given offset, shaped like the shared tile, into it; elements outside the global tile read as zero. A global tile of higher rank than the shared tile is indexed on every axis and its leading indices pick a slice (`%A[%b, %m0, %k0]` of a rank-3 `%A` into a 2-D shared tile: batching).",
     }
     CopyS2R = "tile.copy_s2r" {
         operands: [src: One, src_indices: Variadic],
@@ -570,7 +576,7 @@ define_ops! {
         attributes: [],
         results: NONE,
         format: Some("$value , $dst[$dst_indices] attr-dict"),
-        summary: "Stores a register tile into the window of a global tile at the given offset; elements outside the global tile are dropped.",
+        summary: "Stores a register tile into the window of a global tile at the given offset; elements outside the global tile are dropped. As for `tile.copy_g2s`, the leading indices of a global tile of higher rank pick a slice (`%C[%b, %m0, %n0]`).",
     }
     Mma = "tile.mma" {
         operands: [a: One, b: One, c: One],
@@ -580,6 +586,13 @@ define_ops! {
         ],
         results: ONE, format: Some("$a , $b , $c attr-dict : type(results)"),
         summary: "Matrix multiply-accumulate on register tiles: D = A (MxK) * B (KxN) + C (MxN).",
+    }
+    // ---- batching and synchronization (issue 16 items 6-8) ------------------------------------------------
+    TileBarrier = "tile.barrier" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: Some("attr-dict"),
+        summary: "An explicit block-wide barrier (`nvgpu.barrier`): orders every warp's shared- and global-memory accesses before it against those after it, for what the lowering cannot see from the tile ops' memory effects (it places the barriers those need itself).",
     }
     // ---- nvgpu dialect: per-thread, warp-synchronous ------------------------------------------------------
     ThreadId = "nvgpu.thread_id" {

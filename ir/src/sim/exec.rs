@@ -608,9 +608,11 @@ impl Warp {
             | AnyOp::CopyR2S(_)
             | AnyOp::CopyR2G(_)
             | AnyOp::Mma(_)
+            | AnyOp::ConvertLayout(_)
             | AnyOp::Reduce(_)
             | AnyOp::Broadcast(_)
-            | AnyOp::Iota(_) => {
+            | AnyOp::Iota(_)
+            | AnyOp::TileBarrier(_) => {
                 return Err(SimError::Unsupported {
                     span: op.span,
                     op: op.kind.name(),

@@ -125,6 +125,11 @@ pub fn kernel_attributes(func: &Func) -> Vec<Diagnostic> {
                 diags.push(Diagnostic::error(span, format!("{owner}: 'grid' must be one to three positive integers, found {grid:?}")));
             }
         }
+        if attrs.sample_args.is_some() {
+            if let Err(message) = crate::interp::sample_shapes(func) {
+                diags.push(Diagnostic::error(func.attr_span("sample_args"), format!("{owner}: 'sample_args' {message}")));
+            }
+        }
         if let Some(GlobalAlignment::PerArgument(per_arg)) = &attrs.global_alignment {
             if per_arg.len() != func.args().len() {
                 let (n, args) = (per_arg.len(), func.args().len());

@@ -33,6 +33,7 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp, parent:
         AnyOp::Cmp(c) => cmp(v, op, &c),
         AnyOp::Select(s) => select(v, op, &s),
         AnyOp::Cast(c) => cast(v, op, c.source),
+        AnyOp::ConvertLayout(c) => convert_layout(v, op, c.source),
         AnyOp::Splat(s) => splat(v, op, s.value),
         AnyOp::Fill(f) => fill(v, op, f.value),
         AnyOp::AllocShared(_) => alloc_shared(v, op),
@@ -260,6 +261,18 @@ fn cast(v: &mut Verifier<'_>, op: &Operation, source: Value) {
     }
 }
 
+fn convert_layout(v: &mut Verifier<'_>, op: &Operation, source: Value) {
+    let Some(result) = v.result_type(op) else { return };
+    let from = v.ty(source);
+    let ok = match (from, result) {
+        (Type::Tile(a), Type::Tile(b)) => a.same_shape_and_elem(b) && a.space == MemorySpace::Register && b.space == MemorySpace::Register,
+        _ => false,
+    };
+    if !ok {
+        v.error(op.span, format!("'tile.convert_layout' changes only the layout of a register tile, not '{from}' to '{result}'"));
+    }
+}
+
 fn splat(v: &mut Verifier<'_>, op: &Operation, value: Value) {
     let Some(result) = v.result_type(op) else { return };
     let ok = matches!(result, Type::Vector(_)) || matches!(result, Type::Tile(t) if t.space == MemorySpace::Register);
@@ -302,7 +315,7 @@ fn copy_g2s(v: &mut Verifier<'_>, op: &Operation, copy: &typed::CopyG2S) {
     let dst = v.tile_in(op, copy.dst, "its destination", MemorySpace::Shared);
     let (Some(src), Some(dst)) = (src, dst) else { return };
     v.indices(op, &copy.src_indices, src.rank(), false);
-    same_elem_and_rank(v, op, src.elem, src.rank(), dst.elem, dst.rank());
+    global_window_rank(v, op, src.elem, src.rank(), dst.elem, dst.rank(), "destination");
 }
 
 fn copy_s2r(v: &mut Verifier<'_>, op: &Operation, copy: &typed::CopyS2R) {
@@ -326,7 +339,11 @@ fn copy_from_reg(v: &mut Verifier<'_>, op: &Operation, value: Value, dst: Value,
     let dst = v.tile_in(op, dst, "its destination", space);
     let (Some(value), Some(dst)) = (value, dst) else { return };
     v.indices(op, dst_indices, dst.rank(), space == MemorySpace::Shared);
-    same_elem_and_rank(v, op, value.elem, value.rank(), dst.elem, dst.rank());
+    if space == MemorySpace::Global && value.elem == dst.elem {
+        global_window_rank(v, op, dst.elem, dst.rank(), value.elem, value.rank(), "stored value");
+    } else {
+        same_elem_and_rank(v, op, value.elem, value.rank(), dst.elem, dst.rank());
+    }
     if space == MemorySpace::Shared {
         window_fits(v, op, &dst.shape, &value.shape, dst_indices.is_empty());
     }
@@ -337,6 +354,18 @@ fn same_elem_and_rank(v: &mut Verifier<'_>, op: &Operation, a: ScalarType, ra: u
         v.error(op.span, format!("'{}' copies between element types '{a}' and '{b}'; insert a 'tile.cast'", op.kind));
     } else if ra != rb {
         v.error(op.span, format!("'{}' copies between tiles of rank {ra} and {rb}", op.kind));
+    }
+}
+
+/// A copy between a global tile of rank `rg` and a shared or register window of rank `rw`: the same element
+/// type, and `rg >= rw`. A *rank-reducing* copy (`rg > rw`, e.g. `%A[%b, %m0, %k0]` of a rank-3 `%A` into a
+/// 2-D shared tile) moves the window at the last `rw` indices of the slice the leading `rg - rw` indices pick:
+/// the window has extent 1 along the leading axes.
+fn global_window_rank(v: &mut Verifier<'_>, op: &Operation, g: ScalarType, rg: usize, w: ScalarType, rw: usize, what: &str) {
+    if g != w {
+        same_elem_and_rank(v, op, g, rg, w, rw);
+    } else if rw == 0 || rg < rw {
+        v.error(op.span, format!("'{}' copies between a rank-{rg} global tile and a rank-{rw} {what}; the global tile's rank must be at least the {what}'s (its leading indices pick a slice)", op.kind));
     }
 }
 

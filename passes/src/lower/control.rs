@@ -24,6 +24,9 @@ impl<'f> Lowering<'f> {
         let op = self.func.body.op(id).clone();
         let Some(header) = op.view::<typed::For>() else { return Err(Diagnostic::error(op.span, "malformed 'tile.for'")) };
         let inits = self.expand(&header.inits)?;
+        // What the body leaves pending at its end meets the next iteration's first ops (computed before the
+        // body moves into the new loop).
+        let carried = crate::analysis::barriers::carried_into_next_iteration(&self.func.body, id);
         let old_block = op.regions[0];
         let old_args = self.func.body.block(old_block).args.clone();
         let body = &mut self.func.body;
@@ -71,8 +74,20 @@ impl<'f> Lowering<'f> {
         let new_results = self.func.body.op(new_for).results.clone();
         // Lower the body; ops inside are placed before their own positions, so the insertion point moves.
         let saved = (self.at, self.span);
-        self.lower_block(block, true)?;
+        let (outer_carried, before) = (self.carried.clone(), self.written_global.clone());
+        self.carried.merge(&carried);
+        self.written_global.extend(carried.written_global.iter().copied());
+        // The previous iteration's shared accesses are pending at the top of the body, and after the loop.
+        let (reads, writes) = self.shared_accesses_in(block);
+        self.pending_shared_reads.extend(reads.iter().copied());
+        self.pending_shared_writes.extend(writes.iter().copied());
+        self.lower_block(block)?;
+        self.pending_shared_reads.extend(reads);
+        self.pending_shared_writes.extend(writes);
         (self.at, self.span) = saved;
+        self.carried = outer_carried;
+        // After the loop: what its body left pending, and what was pending before it (it may run no iteration).
+        self.written_global.extend(before);
         let mut next = new_results.into_iter();
         for &old in &op.results {
             if self.is_reg_tile(old) {

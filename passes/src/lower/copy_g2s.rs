@@ -42,8 +42,10 @@
 //! After the last of consecutive `tile.copy_g2s` ops: `device_async_create_group`,
 //! `device_async_wait {numGroups = 0}` and `nvgpu.barrier` (also after synchronous copies: the shape
 //! `software-pipeline` matches, and an empty group is legal). Before the first of them, a barrier when the
-//! shared tile may still be read by other warps (inside a loop, or after a `tile.copy_s2r` of it): the
-//! write-after-read hazard of the previous iteration.
+//! memory effects other warps may still have pending call for one ([`crate::analysis::barriers`]): the shared
+//! tile read by a `tile.copy_s2r` before (or, in a loop, after the body's last barrier in the previous
+//! iteration: write after read), or the global tile stored to by a `tile.copy_r2g` since the last barrier, in
+//! program order or across a loop's back edge (read after write).
 
 use tilec_ir::ops::kernel::GlobalAlignment;
 use tilec_ir::ops::{CmpPredicate, Literal};
@@ -85,7 +87,10 @@ struct ChunkPlan {
 /// The global and shared tile of a copy and how their storage runs.
 pub(super) struct CopyTiles {
     pub src: Value,
-    /// The window's offset in the global tile (row, col).
+    /// The leading indices of a rank-reducing copy (`%b` of `%A[%b, %m0, %k0]`): they pick the 2-D slice of a
+    /// rank-3 (or higher) global tile the window lies in. Empty for a rank-2 global tile.
+    pub lead: Vec<Value>,
+    /// The window's offset in the (slice of the) global tile (row, col).
     pub indices: Vec<Value>,
     pub dst: Value,
     pub global: TileType,
@@ -113,6 +118,18 @@ impl CopyTiles {
     /// (row, col) of element `at` of line `line`.
     fn coords<T>(&self, line: T, at: T) -> (T, T) {
         if self.col_major { (at, line) } else { (line, at) }
+    }
+
+    /// The global tile's axis that the slice's `axis` (0 rows, 1 columns) is: past the leading axes.
+    pub fn global_axis(&self, axis: usize) -> usize {
+        self.lead.len() + axis
+    }
+
+    /// Indices into the global tile of the slice's element `(row, col)`: the leading indices, then them.
+    pub fn global_indices(&self, row: Value, col: Value) -> Vec<Value> {
+        let mut indices = self.lead.clone();
+        indices.extend([row, col]);
+        indices
     }
 }
 
@@ -148,15 +165,20 @@ impl<'f> Lowering<'f> {
         let Some(&[rows, cols]) = st.static_shape().as_deref() else {
             return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a static rank-2 shared tile"));
         };
-        if src_indices.len() != 2 || gt.rank() != 2 {
-            return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering handles rank-2 tiles"));
+        if gt.rank() < 2 || src_indices.len() != gt.rank() {
+            return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering handles global tiles of rank 2 or more (a 2-D window)"));
         }
+        if gt.rank() > 2 && gt.layout.as_ref().is_some_and(|l| !matches!(l, tilec_ir::layout::Layout::RowMajor)) {
+            return Err(Diagnostic::error(span, format!("'tile.copy_g2s' lowering needs a row-major rank-{} global tile", gt.rank())));
+        }
+        let lead = src_indices[..gt.rank() - 2].to_vec();
+        let src_indices = src_indices[gt.rank() - 2..].to_vec();
         use tilec_ir::layout::Layout;
         let shared_ok = |l: &Option<Layout>| l.is_none() || matches!(l, Some(Layout::RowMajor | Layout::ColMajor | Layout::Swizzled { .. }));
         if !shared_ok(&st.layout) {
             return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a row- or column-major (possibly swizzled) shared tile"));
         }
-        Ok(CopyTiles { src, indices: src_indices, dst, global: gt.clone(), rows, cols, col_major: is_col_major(st), global_col_major: is_col_major(gt) })
+        Ok(CopyTiles { src, lead, indices: src_indices, dst, global: gt.clone(), rows, cols, col_major: is_col_major(st), global_col_major: is_col_major(gt) })
     }
 
     /// The widest chunk (16, 8 or 4 bytes, else narrower) that divides the lines and shares the tile evenly
@@ -206,23 +228,24 @@ impl<'f> Lowering<'f> {
         Ok(ChunkPlan { chunk, per_line: line_len / chunk, total: lines * (line_len / chunk), access, asynchronous, small: false })
     }
 
-    pub(super) fn lower_copy_g2s(&mut self, id: OpId, first_of_run: bool, last_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
+    pub(super) fn lower_copy_g2s(&mut self, id: OpId, first_of_run: bool, last_of_run: bool) -> Result<(), Diagnostic> {
         let tiles = self.copy_tiles(id)?;
         if tiles.col_major != tiles.global_col_major {
-            self.lower_copy_g2s_transposed(id, &tiles, first_of_run, in_loop)?;
+            self.lower_copy_g2s_transposed(id, &tiles, first_of_run)?;
         } else {
-            self.lower_copy_g2s_in_order(id, &tiles, first_of_run, in_loop)?;
+            self.lower_copy_g2s_in_order(id, &tiles, first_of_run)?;
         }
         self.emit(OpSpec::new(OpKind::DeviceAsyncCreateGroup));
         if last_of_run {
             self.emit(typed::DeviceAsyncWait { num_groups: 0 }.into_spec());
             self.emit(OpSpec::new(OpKind::Barrier));
+            self.barrier_placed();
         }
         Ok(())
     }
 
     /// A copy between tiles stored in the same order: cp.async, or synchronous loads and stores.
-    fn lower_copy_g2s_in_order(&mut self, id: OpId, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
+    fn lower_copy_g2s_in_order(&mut self, id: OpId, tiles: &CopyTiles, first_of_run: bool) -> Result<(), Diagnostic> {
         let plan = self.chunk_plan(id, tiles)?;
         let span = self.func.body.op(id).span;
         let idx = tiles.indices.clone();
@@ -250,7 +273,7 @@ impl<'f> Lowering<'f> {
         if !inside {
             self.require_line_multiple(tiles, axis, access, &format!("{access_bytes} bytes) for {copy_word}"));
         }
-        self.war_barrier(tiles, first_of_run, in_loop);
+        self.war_barrier(tiles, first_of_run);
         let tid = self.thread_id();
         // The bounds each access is checked against. Row-major: what is left of the global tile past the
         // window's offset, `row < rows_left && col < cols_left`: the in-tile `row` is loop-invariant and
@@ -311,7 +334,7 @@ impl<'f> Lowering<'f> {
                     });
                     let copy = typed::DeviceAsyncCopy {
                         src: tiles.src,
-                        src_indices: src_at.to_vec(),
+                        src_indices: tiles.global_indices(src_at[0], src_at[1]),
                         dst: tiles.dst,
                         dst_indices: dst_at.to_vec(),
                         src_elements,
@@ -324,7 +347,7 @@ impl<'f> Lowering<'f> {
                 let mut gathered = self.zero_vector(VectorType::new(&[chunk], elem));
                 for (j, (_, src_at, ok)) in accesses.into_iter().enumerate() {
                     let ty = if access == 1 { Type::Scalar(elem) } else { Type::Vector(VectorType::new(&[access], elem)) };
-                    let v = self.emit_value(typed::Load { src: tiles.src, indices: src_at.to_vec(), mask: ok }.into_spec().result(ty));
+                    let v = self.emit_value(typed::Load { src: tiles.src, indices: tiles.global_indices(src_at[0], src_at[1]), mask: ok }.into_spec().result(ty));
                     for e in 0..access {
                         let x = if access == 1 { v } else { self.extract(v, vec![e as u32]) };
                         gathered = self.insert(x, gathered, vec![(j as u64 * access + e) as u32]);
@@ -341,17 +364,23 @@ impl<'f> Lowering<'f> {
 impl Lowering<'_> {
     /// Whether the copy's window lies statically inside a static global tile (no bounds checks needed).
     pub(super) fn window_inside(&self, tiles: &CopyTiles, idx: &[Value]) -> bool {
-        let consts: Vec<Option<i64>> = idx.iter().map(|&v| self.func.body.constant_int(v)).collect();
-        match (tiles.global.shape.as_slice(), consts.as_slice()) {
-            ([Dim::Static(gr), Dim::Static(gc)], [Some(i), Some(j)]) => *i >= 0 && *j >= 0 && *i as u64 + tiles.rows <= *gr && *j as u64 + tiles.cols <= *gc,
-            _ => false,
-        }
+        let consts: Vec<Option<i64>> = tiles.lead.iter().chain(idx).map(|&v| self.func.body.constant_int(v)).collect();
+        let mut window = vec![1; tiles.lead.len()];
+        window.extend([tiles.rows, tiles.cols]);
+        consts.len() == tiles.global.shape.len()
+            && tiles.global.shape.iter().zip(&consts).zip(&window).all(|((d, i), &w)| match (d, i) {
+                (Dim::Static(n), Some(i)) => *i >= 0 && *i as u64 + w <= *n,
+                _ => false,
+            })
     }
 
     /// Records that the global tile's extent `axis` (its line length) must be a multiple of `access`
     /// elements, unless it is a static one that is; `why` ends the requirement's text ("16 bytes) for cp.async").
+    /// `axis` is the slice's (0 or 1); the requirement names the global tile's axis it is (past the leading
+    /// axes of a rank-reducing copy).
     pub(super) fn require_line_multiple(&mut self, tiles: &CopyTiles, axis: usize, access: u64, why: &str) {
-        if access <= 1 || matches!(tiles.global.shape[axis], Dim::Static(n) if n % access == 0) {
+        let axis = tiles.global_axis(axis);
+        if access <= 1 || matches!(tiles.global.shape.get(axis), Some(Dim::Static(n)) if n % access == 0) {
             return;
         }
         let name = self.func.body.value(tiles.src).name.clone().map_or_else(|| "a global tile".to_string(), |n| format!("%{n}"));
@@ -362,26 +391,59 @@ impl Lowering<'_> {
 
     /// The global tile's extents (rows, cols), or with `left`, what is left of them past the window's
     /// offset `idx`: what each access's in-tile (`left`) or global indices are checked against.
+    ///
+    /// A rank-reducing copy whose leading indices are outside the global tile gets a row bound of 0, so
+    /// every access fails its row check (reads zeros): one `select` per copy, nothing per access.
     pub(super) fn window_bounds(&mut self, tiles: &CopyTiles, idx: &[Value], left: bool) -> [Value; 2] {
-        let extents = [0, 1].map(|axis| self.emit_value(typed::Dim { source: tiles.src, axis }.into_spec().result(Type::INDEX)));
-        if left {
-            [0, 1].map(|axis| self.binary(BinaryArith::Sub, extents[axis], idx[axis]))
-        } else {
-            extents
+        let extents = [0, 1].map(|axis| {
+            let axis = tiles.global_axis(axis) as u32;
+            self.emit_value(typed::Dim { source: tiles.src, axis }.into_spec().result(Type::INDEX))
+        });
+        let mut bounds = if left { [0, 1].map(|axis| self.binary(BinaryArith::Sub, extents[axis], idx[axis])) } else { extents };
+        if let Some(lead_ok) = self.leading_in_bounds(tiles.src, &tiles.lead) {
+            let zero = self.index(0);
+            bounds[0] = self.select(lead_ok, bounds[0], zero);
         }
+        bounds
     }
 
-    /// A barrier before a copy when another warp may still touch what it touches: before the first of
-    /// consecutive copies when the shared tile may still be read by other warps (inside a loop, or after a
-    /// `tile.copy_s2r` of it: write after read), and before a copy out of a global tile that this block
-    /// stored to (`tile.copy_r2g`) since the last barrier (read after write: `bar.sync` orders global memory
-    /// within the block too).
-    pub(super) fn war_barrier(&mut self, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) {
-        let shared_war = first_of_run && (in_loop || self.read_shared.contains(&tiles.dst));
-        let global_raw = self.global_barriers && self.written_global.contains(&tiles.src);
-        if shared_war || global_raw {
+    /// Whether the leading indices `lead` of a rank-reducing access to the global tile `src` are inside it
+    /// (`lead[i] < extent i`), or `None` when there are none. Like the window's offsets, they are assumed
+    /// non-negative.
+    pub(super) fn leading_in_bounds(&mut self, src: Value, lead: &[Value]) -> Option<Value> {
+        let mut ok = None;
+        for (axis, &i) in lead.iter().enumerate() {
+            let extent = self.emit_value(typed::Dim { source: src, axis: axis as u32 }.into_spec().result(Type::INDEX));
+            let inside = self.cmp(CmpPredicate::Lt, i, extent);
+            ok = Some(match ok {
+                None => inside,
+                Some(prev) => self.and(prev, inside),
+            });
+        }
+        ok
+    }
+
+    /// A barrier before a copy when another warp may still touch what it touches ([`crate::analysis::barriers`]):
+    /// before the first of consecutive copies when the shared tile may still be read by other warps (after a
+    /// `tile.copy_s2r` of it, or, in a loop, one after the body's last barrier in the previous iteration:
+    /// write after read), and before a copy out of a global tile that this block stored to
+    /// (`tile.copy_r2g`) since the last barrier, in program order or across a loop's back edge (read after
+    /// write: `bar.sync` orders global memory within the block too).
+    pub(super) fn war_barrier(&mut self, tiles: &CopyTiles, first_of_run: bool) {
+        use crate::analysis::barriers::{Effect, Pending};
+        let mut pending = Pending::default();
+        if first_of_run {
+            pending.read_shared = self.read_shared.union(&self.carried.read_shared).copied().collect();
+        }
+        // A `tile.copy_r2s` of other warps into the tile since the last barrier: write after write.
+        let shared_waw = first_of_run && self.shared_barriers && self.pending_shared_writes.contains(&tiles.dst);
+        if self.global_barriers {
+            pending.written_global = self.written_global.clone();
+        }
+        if shared_waw || pending.hazard(&[Effect::ReadGlobal(tiles.src), Effect::WriteShared(tiles.dst)]).is_some() {
             self.emit(typed::Barrier {}.into_spec());
             self.written_global.clear();
+            self.barrier_placed();
         }
     }
 }

@@ -24,7 +24,7 @@ use super::Lowering;
 use tilec_ir::ops::BinaryArith;
 
 impl<'f> Lowering<'f> {
-    pub(super) fn lower_copy_g2s_transposed(&mut self, id: OpId, tiles: &CopyTiles, first_of_run: bool, in_loop: bool) -> Result<(), Diagnostic> {
+    pub(super) fn lower_copy_g2s_transposed(&mut self, id: OpId, tiles: &CopyTiles, first_of_run: bool) -> Result<(), Diagnostic> {
         let span = self.func.body.op(id).span;
         let idx = tiles.indices.clone();
         let elem = self.func.body.ty(tiles.dst).element_type();
@@ -68,7 +68,7 @@ impl<'f> Lowering<'f> {
         if !inside {
             self.require_line_multiple(tiles, ga_axis, access, "4 bytes) for the transposing copy");
         }
-        self.war_barrier(tiles, first_of_run, in_loop);
+        self.war_barrier(tiles, first_of_run);
         let tid = self.thread_id();
         // What is left of the global tile past the window's offset, per axis.
         let left = (!inside).then(|| self.window_bounds(tiles, &idx, true));
@@ -96,7 +96,8 @@ impl<'f> Lowering<'f> {
                 let mut line = self.zero_vector(line_ty.clone());
                 for j in (0..t).step_by(access as usize) {
                     let rc = at(self, li, j);
-                    let g = vec![self.binary(BinaryArith::Add, idx[0], rc[0]), self.binary(BinaryArith::Add, idx[1], rc[1])];
+                    let (gr, gc) = (self.binary(BinaryArith::Add, idx[0], rc[0]), self.binary(BinaryArith::Add, idx[1], rc[1]));
+                    let g = tiles.global_indices(gr, gc);
                     let mask = left.map(|left| {
                         let row_ok = self.cmp(CmpPredicate::Lt, rc[0], left[0]);
                         let col_ok = self.cmp(CmpPredicate::Lt, rc[1], left[1]);

@@ -271,6 +271,17 @@ impl CopyPlan {
         })
     }
 
+    /// A plan of per-thread accesses only (no `ldmatrix`): the widest vector of register values that are
+    /// consecutive in the registers and in memory. The store direction uses it where no `stmatrix` exists
+    /// (`st.shared`); read as loads it is the fallback of [`CopyPlan::new`].
+    pub fn per_thread(source: SharedSource, dst: &LinearLayout) -> Result<CopyPlan, String> {
+        let bases = DistributedBases::of(dst);
+        if !bases.is_additive() {
+            return Err("the register layout is not additive (its bits overlap), so threads cannot compute their addresses by addition".into());
+        }
+        Self::loads(source, &bases)
+    }
+
     /// [`CopyPlan::new`] for a source whose rows are its storage rows.
     fn plan(source: SharedSource, dst: &LinearLayout, fragment_values: Option<u32>) -> Result<CopyPlan, String> {
         let bases = DistributedBases::of(dst);

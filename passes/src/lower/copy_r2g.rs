@@ -7,6 +7,10 @@
 //! is statically inside a static global tile, every store is predicated (`if %mask`): the vector store
 //! on `row < rows && col + 1 < cols && (row * cols + col) % 2 == 0`, each scalar store on being in bounds
 //! and the vector store not being taken. The duplicate lanes of a replicated layout store equal values.
+//!
+//! Into a global tile of rank 3 or more (a rank-reducing copy, `%C[%b, %m0, %n0]`), the leading indices pick
+//! the 2-D slice: they prefix every store's indices, a leading index outside the tile masks every store
+//! (folded into the row bound once per copy), and the pair alignment counts the slice's offset in the tile.
 
 use tilec_ir::ops::CmpPredicate;
 use tilec_ir::{typed, Diagnostic, Dim, OpId, Type, TypedOp, Value, VectorType};
@@ -18,27 +22,36 @@ impl<'f> Lowering<'f> {
     pub(super) fn lower_copy_r2g(&mut self, id: OpId) -> Result<(), Diagnostic> {
         let op = self.func.body.op(id);
         let span = op.span;
-        let Some(typed::CopyR2G { value, dst, dst_indices: idx }) = op.view() else {
+        let Some(typed::CopyR2G { value, dst, dst_indices }) = op.view() else {
             return Err(Diagnostic::error(span, "malformed 'tile.copy_r2g'"));
         };
         let Type::Tile(gt) = self.ty(dst).clone() else { return Err(Diagnostic::error(span, "malformed 'tile.copy_r2g'")) };
         self.written_global.insert(dst);
-        if idx.len() != 2 || gt.rank() != 2 {
-            return Err(Diagnostic::error(span, "'tile.copy_r2g' lowering handles rank-2 tiles"));
+        if gt.rank() < 2 || dst_indices.len() != gt.rank() {
+            return Err(Diagnostic::error(span, "'tile.copy_r2g' lowering handles global tiles of rank 2 or more (a 2-D window)"));
         }
+        if gt.rank() > 2 && super::is_col_major(&gt) {
+            return Err(Diagnostic::error(span, format!("'tile.copy_r2g' lowering needs a row-major rank-{} global tile", gt.rank())));
+        }
+        // The leading indices of a rank-reducing copy, and the window's offset in the slice they pick.
+        let nlead = gt.rank() - 2;
+        let (lead, idx) = (dst_indices[..nlead].to_vec(), dst_indices[nlead..].to_vec());
+        let at = |row: Value, col: Value| -> Vec<Value> { lead.iter().copied().chain([row, col]).collect() };
         let frags = self.fragments_of(value)?;
         let vals = self.frags(value)?;
         let Some(&[rows, cols]) = self.ty(value).as_tile().and_then(|t| t.static_shape()).as_deref() else {
             return Err(Diagnostic::error(span, "malformed 'tile.copy_r2g'"));
         };
-        let consts: Vec<Option<i64>> = idx.iter().map(|&v| self.func.body.constant_int(v)).collect();
-        let (inside, even_static) = match (gt.shape.as_slice(), consts.as_slice()) {
-            ([Dim::Static(gr), Dim::Static(gc)], [Some(i), Some(j)]) => (
-                *i >= 0 && *j >= 0 && *i as u64 + rows <= *gr && *j as u64 + cols <= *gc,
-                gc % 2 == 0 && j % 2 == 0,
-            ),
-            _ => (false, false),
-        };
+        let consts: Vec<Option<i64>> = dst_indices.iter().map(|&v| self.func.body.constant_int(v)).collect();
+        let mut window = vec![1; nlead];
+        window.extend([rows, cols]);
+        let inside = gt.shape.iter().zip(&consts).zip(&window).all(|((d, i), &w)| match (d, i) {
+            (Dim::Static(n), Some(i)) => *i >= 0 && *i as u64 + w <= *n,
+            _ => false,
+        });
+        // Every pair's offset is even when the last extent and the column offset are (the row starts, and the
+        // slice's start, are multiples of the last extent).
+        let even_static = matches!((gt.shape.last(), consts.last()), (Some(Dim::Static(gc)), Some(Some(j))) if gc % 2 == 0 && j % 2 == 0);
         let bases = frags.bases.clone();
         // A vector store moves elements consecutive in memory: along a row only in a row-major tile (a
         // column-major destination gets scalar stores).
@@ -53,8 +66,28 @@ impl<'f> Lowering<'f> {
         let extents = if inside {
             None
         } else {
-            let dim = |cx: &mut Self, axis: u32| cx.emit_value(typed::Dim { source: dst, axis }.into_spec().result(Type::INDEX));
-            Some((dim(self, 0), dim(self, 1)))
+            let dim = |cx: &mut Self, axis: usize| cx.emit_value(typed::Dim { source: dst, axis: axis as u32 }.into_spec().result(Type::INDEX));
+            let (mut er, ec) = (dim(self, nlead), dim(self, nlead + 1));
+            // The row offset of the slice in the tile, in rows: `((l0 * E1 + l1) * ... ) * E_rows` (0 for rank 2).
+            let mut slice_rows = None;
+            for (axis, &l) in lead.iter().enumerate() {
+                let scaled = match slice_rows {
+                    None => l,
+                    Some(prev) => {
+                        let e = dim(self, axis);
+                        let p = self.binary(BinaryArith::Mul, prev, e);
+                        self.binary(BinaryArith::Add, p, l)
+                    }
+                };
+                slice_rows = Some(scaled);
+            }
+            let slice_rows = slice_rows.map(|s| self.binary(BinaryArith::Mul, s, er));
+            // A leading index outside the tile stores nothing: a row bound of 0.
+            if let Some(lead_ok) = self.leading_in_bounds(dst, &lead) {
+                let zero = self.index(0);
+                er = self.select(lead_ok, er, zero);
+            }
+            Some((er, ec, slice_rows))
         };
         let elem = frags.elem;
         for (f, &frag) in vals.iter().enumerate() {
@@ -65,7 +98,7 @@ impl<'f> Lowering<'f> {
                 let gc = self.add_const(gc0, cc as i64);
                 let xs: Vec<Value> = (0..width).map(|k| self.extract(frag, frags.position(j + k))).collect();
                 let store = |cx: &mut Self, value: Value, col: Value, mask: Option<Value>| {
-                    cx.emit(typed::Store { value, dst, indices: vec![gr, col], mask }.into_spec());
+                    cx.emit(typed::Store { value, dst, indices: at(gr, col), mask }.into_spec());
                 };
                 let vector = |cx: &mut Self| {
                     let mut acc = cx.zero_vector(VectorType::new(&[2], elem));
@@ -85,7 +118,7 @@ impl<'f> Lowering<'f> {
                             store(self, x, col, None);
                         }
                     }
-                    Some((er, ec)) => {
+                    Some((er, ec, slice_rows)) => {
                         let row_ok = self.cmp(CmpPredicate::Lt, gr, er);
                         let mut in_bounds = Vec::new();
                         for k in 0..width {
@@ -94,8 +127,13 @@ impl<'f> Lowering<'f> {
                             in_bounds.push((col, self.and(row_ok, col_ok)));
                         }
                         if width == 2 {
-                            // (gr * cols + gc) % 2 == 0: the pair is 8-byte (f32) / 4-byte (f16) aligned.
-                            let lin = self.binary(BinaryArith::Mul, gr, ec);
+                            // (gr * cols + gc) % 2 == 0: the pair is 8-byte (f32) / 4-byte (f16) aligned
+                            // (with the slice's rows before `gr` in a rank-reducing copy).
+                            let row = match slice_rows {
+                                Some(s) => self.binary(BinaryArith::Add, s, gr),
+                                None => gr,
+                            };
+                            let lin = self.binary(BinaryArith::Mul, row, ec);
                             let lin = self.binary(BinaryArith::Add, lin, gc);
                             let two = self.index(2);
                             let parity = self.binary(BinaryArith::Rem, lin, two);

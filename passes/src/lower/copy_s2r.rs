@@ -1,10 +1,13 @@
 //! `tile.copy_s2r` → plan a [`CopyPlan`], then execute it: one `nvgpu.ldmatrix` (or `nvgpu.load`) per
 //! instance in temporal order, then the loaded registers are regrouped into the destination's fragments.
+//! A window of the shared tile (a register tile smaller than it, at an offset) is planned on the window
+//! and offset (see [`super::window`]).
 
 use tilec_ir::layout::{row_major, Layout};
 use tilec_ir::{typed, Diagnostic, OpId, Type, TypedOp, Value, VectorType};
 
 use super::copy_plan::{CopyInstr, CopyPlan, SharedSource};
+use super::window::Window;
 use super::{Fragments, Lowering};
 
 /// Where one register value was loaded: a vector and a position in it, or a scalar.
@@ -37,26 +40,28 @@ impl<'f> Lowering<'f> {
         let (Some(typed::CopyS2R { src, src_indices }), Some(result)) = (op.view(), op.result()) else {
             return Err(Diagnostic::error(span, "malformed 'tile.copy_s2r'"));
         };
-        for i in src_indices {
-            if self.func.body.constant_int(i) != Some(0) {
-                return Err(Diagnostic::error(span, "'tile.copy_s2r' of a window at a non-zero offset is not supported by the lowering yet"));
-            }
-        }
         let Type::Tile(st) = self.ty(src).clone() else { return Err(Diagnostic::error(span, "malformed 'tile.copy_s2r'")) };
         let frags = self.fragments_of(result)?;
-        let source = shared_source(&st).map_err(|m| Diagnostic::error(span, m))?;
         let dst_shape = self.ty(result).as_tile().and_then(|t| t.static_shape()).unwrap_or_default();
-        if dst_shape != [source.rows as u64, source.cols as u64] {
-            return Err(Diagnostic::error(span, "'tile.copy_s2r' of a window smaller than the shared tile is not supported by the lowering yet"));
+        let window = self.shared_window(&st, &dst_shape, &src_indices, "tile.copy_s2r")?;
+        // Read after write: what other warps stored with `tile.copy_r2s` must land first.
+        if self.shared_barriers && self.pending_shared_writes.contains(&src) {
+            self.shared_barrier();
         }
+        self.pending_shared_reads.insert(src);
         if dst_shape.contains(&1) {
-            // A thin tile (slice layout): per-element loads.
+            // A thin tile (slice layout): per-element loads, of the whole tile.
+            if window.offsets != [None, None] || (window.source.rows, window.source.cols) != window.tile {
+                return Err(Diagnostic::error(span, "'tile.copy_s2r' of a window into a thin (1xN or Mx1) register tile is not supported by the lowering yet"));
+            }
             self.lower_copy_s2r_elementwise(src, result)?;
             self.read_shared.insert(src);
             return Ok(());
         }
-        let plan = CopyPlan::for_fragments(source, &frags.layout, Some(frags.values)).map_err(|m| Diagnostic::error(span, format!("no copy plan: {m}")))?;
-        let loaded = self.execute_copy_plan(&plan, src, st.elem)?;
+        let plan = CopyPlan::for_fragments(window.source.clone(), &frags.layout, Some(frags.values))
+            .map_err(|m| Diagnostic::error(span, format!("no copy plan: {m}")))?;
+        window.check_offsets(&plan, span, "tile.copy_s2r")?;
+        let loaded = self.execute_copy_plan(&plan, src, st.elem, &window)?;
         let out = self.assemble(&frags, &loaded);
         self.frags.insert(result, out);
         self.read_shared.insert(src);
@@ -64,8 +69,10 @@ impl<'f> Lowering<'f> {
     }
 
     /// Emits the plan's instances; returns where each register value landed.
-    pub(super) fn execute_copy_plan(&mut self, plan: &CopyPlan, src: Value, elem: tilec_ir::ScalarType) -> Result<Vec<Loaded>, Diagnostic> {
+    pub(super) fn execute_copy_plan(&mut self, plan: &CopyPlan, src: Value, elem: tilec_ir::ScalarType, window: &Window) -> Result<Vec<Loaded>, Diagnostic> {
         let (row0, col0) = self.thread_coords(&plan.lane_bases, &plan.warp_bases);
+        let row0 = self.add_window_offset(row0, window, 0);
+        let col0 = self.add_window_offset(col0, window, 1);
         let mut loaded = Vec::with_capacity(plan.register_values as usize);
         for inst in &plan.instances {
             let row = self.add_const(row0, inst.origin.0 as i64);

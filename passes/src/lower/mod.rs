@@ -12,32 +12,40 @@
 //! [`copy_g2s_transpose`] between tiles stored in different orders),
 //! [`copy_s2r`] (`tile.copy_s2r` → a [`CopyPlan`] executed as `ldmatrix` or loads), [`mma`]
 //! (`tile.mma` → `mma.sync`), [`copy_r2g`] (`tile.copy_r2g` → predicated stores), [`elementwise`]
-//! (`fill`, `splat`, binary ops, `select`, `cast` on fragments), [`control`] (`tile.for` with expanded
+//! (`fill`, `splat`, binary ops, `select`, `cast` on fragments), [`convert_layout`] (register-only
+//! `tile.convert_layout`: regrouped fragments), [`control`] (`tile.for` with expanded
 //! loop-carried values, `tile.yield`), [`reduce`] (`tile.reduce` through registers, shuffles and shared
 //! memory; `tile.broadcast`; `tile.iota`; all derived from the layouts). Thin register tiles (`Mx1`, `1xN`)
 //! have slice layouts ([`crate::slice_layout`]); their fragments hold at most 2 values. Scalar `tile.*` ops stay: they are per-thread now.
 //!
-//! Not supported (a diagnostic at the op): `tile.copy_r2s`, windowed `tile.copy_s2r` at a non-zero
-//! offset, register tiles whose layouts differ across an elementwise op, casts that change the fragment
+//! [`copy_r2s`] (`tile.copy_r2s` → `stmatrix` on sm_90, `st.shared` otherwise), windows of shared tiles
+//! at constant or run-time offsets ([`window`]); barriers between `copy_r2s` and other warps' accesses of
+//! the same shared tile follow from what each copy reads and writes since the last barrier.
+//!
+//! Not supported (a diagnostic at the op): register tiles whose layouts differ across an elementwise op, casts that change the fragment
 //! shape (8-bit ↔ wider), a transposing `tile.copy_g2s` of elements wider than 16 bits.
 
 pub mod copy_plan;
 mod control;
+mod convert_layout;
 mod copy_g2s;
 mod copy_g2s_transpose;
 mod copy_r2g;
+mod copy_r2s;
 mod copy_s2r;
 mod elementwise;
 mod emit;
 mod mma;
 mod reduce;
+mod window;
 
 use std::collections::{BTreeSet, HashMap};
 
 use tilec_ir::layout::{Layout, LinearLayout};
-use tilec_ir::{Attribute, BlockId, Diagnostic, Func, KernelAttrs, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Type, Value, VectorType};
+use tilec_ir::{typed, Attribute, BlockId, Diagnostic, Func, KernelAttrs, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Target, Type, TypedOp, Value, VectorType};
 
 pub use copy_g2s::GLOBAL_ALIGNMENT_ATTR;
+pub use copy_s2r::shared_source;
 pub use copy_plan::{b16_pair_view, CopyInstance, CopyInstr, CopyPlan, DistributedBases, SharedSource};
 
 use crate::layout_assignment::{num_warps, solve_layouts, LayoutSolution};
@@ -132,26 +140,54 @@ pub(crate) struct Lowering<'f> {
     pub bit_terms: HashMap<BitTermKey, (Value, Value)>,
     /// Shared tiles a `tile.copy_s2r` has read so far (for the WAR barrier before refilling them).
     pub read_shared: BTreeSet<Value>,
+    /// What enclosing loops' bodies leave pending across their back edges
+    /// ([`crate::analysis::barriers::carried_into_next_iteration`]), for the ops of the body being lowered.
+    pub carried: crate::analysis::barriers::Pending,
     /// Global tiles a `tile.copy_r2g` has written since the last barrier: a `tile.copy_g2s` out of one reads
     /// what other warps stored, so it needs a barrier first (read after write through global memory).
     pub written_global: BTreeSet<Value>,
     /// Whether to place that barrier ([`LowerTileToNvgpu::global_barriers`]; off only to test the simulator's
     /// race detector).
     pub global_barriers: bool,
+    /// Shared tiles read by a `tile.copy_s2r` / written by a `tile.copy_r2s` since the last barrier: a later
+    /// write of one (write after read/write), or read of a written one (read after write), needs a barrier.
+    pub pending_shared_reads: BTreeSet<Value>,
+    pub pending_shared_writes: BTreeSet<Value>,
+    /// Whether to place those barriers ([`LowerOptions::shared_barriers`]).
+    pub shared_barriers: bool,
+    /// The target: `tile.copy_r2s` becomes `stmatrix` only where it has one.
+    pub target: Target,
     pub requirements: BTreeSet<String>,
     /// The same requirements, machine-checkable: `(argument, axis, multiple)`: the extent `axis` of the
     /// function's argument must be a multiple of `multiple` ([`ASYNC_COPY_ALIGNMENT_ATTR`]).
     pub alignment: BTreeSet<(i64, i64, i64)>,
 }
 
-/// Lowers one function (placing every barrier, [`lower_func_with`]).
+/// Lowers one function (placing every barrier, for the default target, [`lower_func_with`]).
 pub fn lower_func(func: &mut Func) -> Result<(), Diagnostic> {
-    lower_func_with(func, true)
+    lower_func_with(func, &LowerOptions::default())
 }
 
-/// Lowers one function; `global_barriers = false` leaves out the barriers that order a block's global stores
-/// before its copies out of the same tile (for tests of the race detector only: the code is racy then).
-pub fn lower_func_with(func: &mut Func, global_barriers: bool) -> Result<(), Diagnostic> {
+/// What a lowering may leave out or use.
+#[derive(Clone, Copy, Debug)]
+pub struct LowerOptions {
+    /// Place the barriers that order a block's global stores before its copies out of the same tile.
+    pub global_barriers: bool,
+    /// Place the barriers between `tile.copy_r2s` stores and other warps' accesses of the same shared tile.
+    pub shared_barriers: bool,
+    pub target: Target,
+}
+
+impl Default for LowerOptions {
+    fn default() -> LowerOptions {
+        LowerOptions { global_barriers: true, shared_barriers: true, target: Target::default() }
+    }
+}
+
+/// Lowers one function; `global_barriers = false` / `shared_barriers = false` leave out barriers (for tests
+/// of the race detector only: the code is racy then).
+pub fn lower_func_with(func: &mut Func, options: &LowerOptions) -> Result<(), Diagnostic> {
+    let LowerOptions { global_barriers, shared_barriers, target } = *options;
     // Layout assignment is idempotent; running it here makes the lowering usable on its own (it also writes
     // `num_warps` into the function).
     crate::layout_assignment::assign_layouts_in(func)?;
@@ -174,12 +210,17 @@ pub fn lower_func_with(func: &mut Func, global_barriers: bool) -> Result<(), Dia
         special: HashMap::new(),
         bit_terms: HashMap::new(),
         read_shared: BTreeSet::new(),
+        carried: Default::default(),
         written_global: BTreeSet::new(),
         global_barriers,
+        pending_shared_reads: BTreeSet::new(),
+        pending_shared_writes: BTreeSet::new(),
+        shared_barriers,
+        target,
         requirements: BTreeSet::new(),
         alignment: BTreeSet::new(),
     };
-    cx.lower_block(entry, false)?;
+    cx.lower_block(entry)?;
     if !cx.requirements.is_empty() {
         let text = cx.requirements.iter().cloned().collect::<Vec<_>>().join("; ");
         cx.func.attrs.insert(ASYNC_COPY_REQUIREMENT_ATTR.into(), Attribute::Str(text));
@@ -237,7 +278,7 @@ impl<'f> Lowering<'f> {
             .ok_or_else(|| Diagnostic::error(self.span, "internal: a register tile used before it was lowered"))
     }
 
-    fn lower_block(&mut self, block: BlockId, in_loop: bool) -> Result<(), Diagnostic> {
+    fn lower_block(&mut self, block: BlockId) -> Result<(), Diagnostic> {
         let ops: Vec<OpId> = self.func.body.block(block).ops.clone();
         for (i, &id) in ops.iter().enumerate() {
             let kind = self.func.body.op(id).kind;
@@ -248,7 +289,7 @@ impl<'f> Lowering<'f> {
             let replaced = match kind {
                 OpKind::CopyG2S => {
                     let (first, last) = (prev != Some(OpKind::CopyG2S), next != Some(OpKind::CopyG2S));
-                    self.lower_copy_g2s(id, first, last, in_loop)?;
+                    self.lower_copy_g2s(id, first, last)?;
                     true
                 }
                 OpKind::CopyS2R => {
@@ -264,11 +305,21 @@ impl<'f> Lowering<'f> {
                     true
                 }
                 OpKind::CopyR2S => {
-                    return Err(Diagnostic::error(self.span, "lowering 'tile.copy_r2s' to nvgpu is not supported yet")
-                        .with_note("stmatrix-based register-to-shared copies are planned; store through global memory with 'tile.copy_r2g' meanwhile"));
+                    self.lower_copy_r2s(id)?;
+                    true
+                }
+                OpKind::ConvertLayout => {
+                    self.lower_convert_layout(id)?;
+                    true
                 }
                 OpKind::For => {
                     self.lower_for(id)?;
+                    true
+                }
+                OpKind::TileBarrier => {
+                    self.emit(typed::Barrier {}.into_spec());
+                    self.written_global.clear();
+                    self.barrier_placed();
                     true
                 }
                 OpKind::Yield => self.lower_yield(id)?,
@@ -292,6 +343,40 @@ impl<'f> Lowering<'f> {
         }
         Ok(())
     }
+
+    /// An `nvgpu.barrier`: every shared access before it is ordered before every one after.
+    pub(crate) fn shared_barrier(&mut self) {
+        self.emit(typed::Barrier {}.into_spec());
+        self.barrier_placed();
+    }
+
+    /// Forgets the accesses a barrier just emitted orders.
+    pub(crate) fn barrier_placed(&mut self) {
+        self.pending_shared_reads.clear();
+        self.pending_shared_writes.clear();
+    }
+
+    /// The shared tiles the `tile.copy_s2r` (read) and `tile.copy_r2s` (written) ops in `block` touch,
+    /// nested loops included: inside a loop they are pending at the top of the body (the previous
+    /// iteration's) and after the loop.
+    pub(crate) fn shared_accesses_in(&self, block: BlockId) -> (BTreeSet<Value>, BTreeSet<Value>) {
+        let (mut reads, mut writes) = (BTreeSet::new(), BTreeSet::new());
+        let body = &self.func.body;
+        let mut ops = Vec::new();
+        body.walk(block, &mut |op| ops.push(op));
+        for op in ops {
+            match typed::AnyOp::from_op(body.op(op)) {
+                Some(typed::AnyOp::CopyS2R(c)) => {
+                    reads.insert(c.src);
+                }
+                Some(typed::AnyOp::CopyR2S(c)) => {
+                    writes.insert(c.dst);
+                }
+                _ => {}
+            }
+        }
+        (reads, writes)
+    }
 }
 
 /// The `lower-tile-to-nvgpu` pass (see the [module documentation](self)).
@@ -300,11 +385,14 @@ pub struct LowerTileToNvgpu {
     /// Place the barriers that order a block's `tile.copy_r2g` stores before its `tile.copy_g2s` copies out of
     /// the same global tile (`global-barriers=off` leaves them out: only to show the race detector a race).
     pub global_barriers: bool,
+    /// Place the barriers between `tile.copy_r2s` stores and the other warps' `tile.copy_s2r` reads of the
+    /// same shared tile, both ways (`shared-barriers=off` leaves them out: only to show the race detector).
+    pub shared_barriers: bool,
 }
 
 impl Default for LowerTileToNvgpu {
     fn default() -> LowerTileToNvgpu {
-        LowerTileToNvgpu { global_barriers: true }
+        LowerTileToNvgpu { global_barriers: true, shared_barriers: true }
     }
 }
 
@@ -313,17 +401,15 @@ impl LowerTileToNvgpu {
     pub const DESCRIPTION: &'static str =
         "lower tile ops to per-thread nvgpu ops (cp.async, ldmatrix through a CopyPlan, mma.sync, predicated stores)";
 
-    /// Builds the pass from its pipeline options (`global-barriers=on|off`).
+    /// Builds the pass from its pipeline options (`global-barriers=on|off`, `shared-barriers=on|off`).
     pub fn from_options(options: &crate::options::PassOptions) -> Result<LowerTileToNvgpu, Diagnostic> {
-        options.expect_only(Self::NAME, &["global-barriers"])?;
-        let global_barriers = match options.get("global-barriers") {
-            None | Some("on") => true,
-            Some("off") => false,
-            Some(other) => {
-                return Err(Diagnostic::error(options.span, format!("{}: global-barriers must be 'on' or 'off', not '{other}'", Self::NAME)))
-            }
+        options.expect_only(Self::NAME, &["global-barriers", "shared-barriers"])?;
+        let switch = |key: &str| match options.get(key) {
+            None | Some("on") => Ok(true),
+            Some("off") => Ok(false),
+            Some(other) => Err(Diagnostic::error(options.span, format!("{}: {key} must be 'on' or 'off', not '{other}'", Self::NAME))),
         };
-        Ok(LowerTileToNvgpu { global_barriers })
+        Ok(LowerTileToNvgpu { global_barriers: switch("global-barriers")?, shared_barriers: switch("shared-barriers")? })
     }
 }
 
@@ -338,7 +424,8 @@ impl crate::Pass for LowerTileToNvgpu {
 
     fn run(&self, module: &mut Module, cx: &mut crate::PassContext) -> Result<(), Diagnostic> {
         for func in &mut module.funcs {
-            lower_func_with(func, self.global_barriers)?;
+            let options = LowerOptions { global_barriers: self.global_barriers, shared_barriers: self.shared_barriers, target: cx.target };
+            lower_func_with(func, &options)?;
         }
         for func in &module.funcs {
             if let Ok(KernelAttrs { async_copy_requirements: Some(text), .. }) = KernelAttrs::of(func) {

@@ -38,7 +38,12 @@
 //!
 //! Stages: the pass option `stages=N` (2..=8), else the function attribute `pipeline_stages`, else
 //! [`DEFAULT_STAGES`] or, where that many would not fit the target's shared memory per block, the most
-//! that fit ([`stages_that_fit`]; a remark says so). A loop that does not match is left alone (a remark says why when it had copies).
+//! that fit ([`stages_that_fit`]; a remark says so). A loop that does not match is left alone (a remark says why when it had copies;
+//! a located warning when the stages were asked for, by the option or `pipeline_stages`). Nor is a loop whose
+//! copies read a global tile the loop also stores to (a loop-carried dependence through memory: a copy issued
+//! ahead would read before the store); the lowering's barrier from the back edge
+//! ([`crate::analysis::barriers`]) keeps it correct single-stage. Shared memory needs nothing more across
+//! iterations: the barrier at the top of each iteration orders the refill of a stage after its last reads.
 //!
 //! Register fragments: when the compute part starts with the loads of one k sub-step's fragments
 //! (ldmatrix of the copied tiles), those of the next iteration are loaded one iteration ahead, right after
@@ -156,6 +161,13 @@ impl crate::Pass for SoftwarePipeline {
                 continue;
             }
             for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit) {
+                // Asked for by the kernel (or the pass option) and not done: the user must hear it.
+                if explicit {
+                    cx.warn(
+                        Diagnostic::warning(span, format!("software pipelining with {stages} stages declined this loop: {why}"))
+                            .with_note("the loop runs single-stage (copies and compute do not overlap)"),
+                    );
+                }
                 cx.remark(span, format!("software-pipeline: loop left single-stage: {why}"));
             }
         }
@@ -314,6 +326,30 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
             }
             _ => {}
         }
+    }
+    // A loop-carried dependence through global memory: a prefetch of a later iteration would read a global
+    // tile before this iteration's store to it.
+    let mut sources: Vec<Value> = Vec::new();
+    for &o in &pre {
+        match AnyOp::from_op(body.op(o)) {
+            Some(AnyOp::DeviceAsyncCopy(copy)) => sources.push(copy.src),
+            Some(AnyOp::Load(load)) => sources.push(load.src),
+            _ => {}
+        }
+    }
+    let mut stored = None;
+    body.walk(block, &mut |o| {
+        if let Some(store) = body.op(o).view::<typed::Store>() {
+            if sources.contains(&store.dst) && stored.is_none() {
+                stored = Some(store.dst);
+            }
+        }
+    });
+    if let Some(tile) = stored {
+        let name = body.value(tile).name.clone().map_or_else(|| "a global tile".to_string(), |n| format!("%{n}"));
+        return Err(format!(
+            "it copies from {name}, which the loop also stores to: a copy issued for a later iteration would read it before this iteration's store (a loop-carried dependence through memory)"
+        ));
     }
     // The copied tiles: used only by the copies before the wait and by ldmatrix/loads after it.
     let pre_set: HashSet<OpId> = pre.iter().copied().collect();

@@ -1,0 +1,49 @@
+//! `tile.convert_layout` in registers: layout assignment left only conversions whose lane and warp bases
+//! agree ([`crate::layout_conversion`]; the others became copies through shared memory), so every thread
+//! already holds the elements it needs. Destination register `r` is source register
+//! [`permuted_register`]`(perm, r)`; the destination's fragments are regrouped from the source's with
+//! `nvgpu.extract`/`nvgpu.insert` (register moves, which the backends' register allocators mostly fold
+//! away), or taken as they are where a fragment is unchanged.
+
+use tilec_ir::{typed, Diagnostic, OpId};
+
+use super::Lowering;
+use crate::layout_conversion::{permuted_register, register_permutation};
+
+impl<'f> Lowering<'f> {
+    pub(super) fn lower_convert_layout(&mut self, id: OpId) -> Result<(), Diagnostic> {
+        let op = self.func.body.op(id);
+        let span = op.span;
+        let (Some(typed::ConvertLayout { source }), Some(result)) = (op.view(), op.result()) else {
+            return Err(Diagnostic::error(span, "malformed 'tile.convert_layout'"));
+        };
+        let src = self.fragments_of(source)?;
+        let dst = self.fragments_of(result)?;
+        let vals = self.frags(source)?;
+        let perm = register_permutation(&src.layout, &dst.layout).map_err(|why| {
+            Diagnostic::error(span, format!("internal: this 'tile.convert_layout' needs shared memory ({why}); layout assignment should have expanded it"))
+        })?;
+        let mut out = Vec::with_capacity(dst.count() as usize);
+        for f in 0..dst.count() {
+            let first = f * dst.values;
+            let regs: Vec<u32> = (0..dst.values).map(|j| permuted_register(&perm, first + j)).collect();
+            // A source fragment that is exactly this destination fragment is used as it is.
+            let whole = src.values == dst.values
+                && src.vector_type() == dst.vector_type()
+                && regs[0].is_multiple_of(src.values)
+                && regs.iter().enumerate().all(|(j, &r)| r == regs[0] + j as u32);
+            if whole {
+                out.push(vals[(regs[0] / src.values) as usize]);
+                continue;
+            }
+            let mut acc = self.zero_vector(dst.vector_type());
+            for (j, &r) in regs.iter().enumerate() {
+                let x = self.register_value(&src, &vals, r);
+                acc = self.insert(x, acc, dst.position(j as u32));
+            }
+            out.push(acc);
+        }
+        self.frags.insert(result, out);
+        Ok(())
+    }
+}
