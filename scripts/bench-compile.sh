@@ -5,7 +5,7 @@
 # wall time of RUNS runs (default 15, after 2 warm-up runs) of:
 #   start-up          tilec --version
 #   cold, LLVM        tilec examples/gemm.tir --emit ptx                  (cache off: TILEC_CACHE=0)
-#   cold, LLVM -O1    the same at -O1 (no straight-line strength reduction in code generation)
+#   cold, LLVM -O1    the same at -O1 (`default<O1>` instead of the trimmed pipeline of -O2/-O3)
 #   cold, MLIR        tilec examples/gemm.tir --emit ptx --backend mlir   (cache off)
 #   cache hit, LLVM   the same with the cache on, in a fresh TILEC_CACHE_DIR filled by the warm-up
 #   cache hit, MLIR

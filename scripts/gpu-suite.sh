@@ -147,6 +147,11 @@ prepare)
     "$TILEC" bundle examples/attention_fwd_d128.tir -o "$DEV/$out/attention_fwd_d128_2x100x128" --arg Q=2x100x128 --arg K=128x200 --arg V=2x100x128 --arg O=2x100x128 "${b[@]}"
     "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${b[@]}"
     "$TILEC" bundle examples/layernorm.tir -o "$DEV/$out/layernorm_100x150" --arg x=100x150 --arg gamma=1x150 --arg beta=1x150 --arg y=100x150 "${b[@]}"
+    # Hopper (issue 18): two warps meeting at an mbarrier three times (try_wait.parity loops), and the wgmma
+    # fence/commit/wait of one warpgroup; sm_90a PTX, expected results from the simulator. (setmaxnreg is only
+    # assembled, not run: its register counts must fit what ptxas allocated, which nothing checks yet.)
+    "$TILEC" bundle examples/hopper/mbarrier_rounds.tir -o "$DEV/$out/mbarrier_rounds" --target sm_90a --backend "$backend"
+    "$TILEC" bundle tests/lit/backend/Inputs/wgmma_sync.tir -o "$DEV/$out/wgmma_sync" --target sm_90a --backend "$backend"
     # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
     "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
     # Back-to-back GEMM D = (A·B)·C with P kept in registers (issue 16): small-integer inputs make P exact in

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/validate-ptx.sh: compile every examples/*.tir to PTX for sm_80 and sm_90 with tilec, through
+# scripts/validate-ptx.sh: compile every examples/*.tir to PTX for sm_80 and sm_90 (and sm_90a where an
+# example's `// targets:` line names it) with tilec, through
 # each backend (LLVM and MLIR; PTX_BACKENDS="llvm" for one), and have ptxas (the project-local one,
 # $PTXAS) assemble it, printing each kernel's `ptxas -v` resource line.
 #
@@ -20,7 +21,7 @@ OUT="$ROOT/out/ptx"
 [ -x "$TILEC" ] || { echo "validate-ptx: $TILEC is not built (run make build)" >&2; exit 2; }
 
 shopt -s nullglob
-examples=("$ROOT"/examples/*.tir "$ROOT"/examples/seeds/*.tir)
+examples=("$ROOT"/examples/*.tir "$ROOT"/examples/seeds/*.tir "$ROOT"/examples/hopper/*.tir)
 if [ "${#examples[@]}" -eq 0 ]; then
   echo "validate-ptx: no examples/*.tir yet"
   [ "${REQUIRE_PTX_EXAMPLES:-0}" = 1 ] && exit 1
@@ -42,7 +43,11 @@ for example in "${examples[@]}"; do
   name="$(basename "$example" .tir)"
   # A header line `// targets: sm_90` limits an example to the targets whose instructions it uses.
   only="$(sed -n 's|^// targets: *||p' "$example" | head -n 1)"
-  for target in "${TARGETS[@]}"; do
+  targets=("${TARGETS[@]}")
+  # sm_90a (sm_90 plus the arch-specific wgmma/setmaxnreg) is checked for the examples whose line names it;
+  # the others' sm_90a PTX differs from their sm_90 PTX only in `.target`.
+  if grep -qw -- sm_90a <<<"$only" && ! printf '%s\n' "${targets[@]}" | grep -qx sm_90a; then targets+=(sm_90a); fi
+  for target in "${targets[@]}"; do
     if [ -n "$only" ] && ! grep -qw -- "$target" <<<"$only"; then
       echo "skip  $name $target: the example needs ${only} (its '// targets:' line)"
       continue

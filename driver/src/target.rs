@@ -10,7 +10,7 @@ use crate::error::DriverError;
 pub const DEFAULT_TARGET: &str = Target::DEFAULT.chip();
 
 /// The names `--target` accepts, for help texts.
-pub const TARGET_VALUES: &str = "sm_80|sm_86|sm_89|sm_90|native";
+pub const TARGET_VALUES: &str = "sm_80|sm_86|sm_89|sm_90|sm_90a|native";
 
 /// `sm_80`, `sm80`, `80` (likewise for the other targets) or `native`: the newest target the GPU present
 /// (device 0) runs. `native` without a GPU is an environment error (exit code 2).
@@ -21,12 +21,12 @@ pub fn parse_target(text: &str) -> Result<Target, DriverError> {
                 tilec_gpu_runner::RunError::NoGpu(why) => why,
                 other => other.to_string(),
             };
-            DriverError::Environment(format!("no GPU: --target native needs one; pass --target sm_80|sm_86|sm_89|sm_90 ({why})"))
+            DriverError::Environment(format!("no GPU: --target native needs one; pass --target sm_80|sm_86|sm_89|sm_90|sm_90a ({why})"))
         })?;
         return target_of(&ctx);
     }
     text.parse().map_err(|_: tilec_ir::UnknownTarget| {
-        DriverError::Usage(format!("unknown target '{text}' (expected one of sm_80, sm_86, sm_89, sm_90, native)"))
+        DriverError::Usage(format!("unknown target '{text}' (expected one of sm_80, sm_86, sm_89, sm_90, sm_90a, native)"))
     })
 }
 
@@ -48,6 +48,6 @@ mod tests {
         assert_eq!(parse_target(DEFAULT_TARGET).ok(), Some(Target::DEFAULT));
         assert_eq!(parse_target("sm90").ok(), Some(Target::Sm90));
         let err = parse_target("sm_75").err().map(|e| (e.exit_code(), e.to_string()));
-        assert_eq!(err, Some((1, "unknown target 'sm_75' (expected one of sm_80, sm_86, sm_89, sm_90, native)".into())));
+        assert_eq!(err, Some((1, "unknown target 'sm_75' (expected one of sm_80, sm_86, sm_89, sm_90, sm_90a, native)".into())));
     }
 }

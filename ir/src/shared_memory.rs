@@ -28,7 +28,7 @@ pub fn tile_bytes(t: &TileType) -> u64 {
     t.num_elements().unwrap_or(0).saturating_mul(u64::from(t.elem.bit_width())).div_ceil(8)
 }
 
-/// One `tile.alloc_shared`, placed.
+/// One `tile.alloc_shared` (or `nvgpu.mbarrier.create`), placed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlacedAllocation<'f> {
     /// The `tile.alloc_shared` op.
@@ -48,12 +48,13 @@ impl PlacedAllocation<'_> {
     }
 }
 
-/// Every `tile.alloc_shared` of `func` in program order, each at the next [`SHARED_ALIGN`]-aligned offset
+/// Every `tile.alloc_shared` and `nvgpu.mbarrier.create` of `func` in program order, each at the next [`SHARED_ALIGN`]-aligned offset
 /// after the previous one. Callers decide what is an error (a shape that is not static, a total over a limit).
 pub fn place_shared_allocations(func: &Func) -> Vec<PlacedAllocation<'_>> {
     let mut ops = Vec::new();
     func.body.walk(func.entry, &mut |op| {
-        if func.body.op(op).kind == OpKind::AllocShared {
+        // `nvgpu.mbarrier.create` allocates its group of barriers like a shared tile.
+        if matches!(func.body.op(op).kind, OpKind::AllocShared | OpKind::MBarrierCreate) {
             ops.push(op);
         }
     });

@@ -13,6 +13,10 @@
 //! `(row, col)` pair per input bit: e.g. `row = groupID + 8 * (i >> 1)` puts
 //! `row 1, 2, 4` on lane bits 2, 3, 4 and `row 8` on value bit 1.
 //!
+//! The warpgroup layouts (`wgmma.m64n<N>k16.f32.d`, sm_90a) span the 128 threads of a warpgroup: their
+//! `lane` dimension is the thread's index in the warpgroup (7 bits, the warp in the top two), from the PTX
+//! ISA's wgmma D fragment figure (checked against the ISA's formula in `tests/wgmma_d.rs`).
+//!
 //! Every fragment listed here has power-of-two extents, so each is an exact
 //! linear layout. Two kinds are not bijective and say so in
 //! [`HardwareLayout::note`]: the `mma.m8n8k4` fragments (a warp runs four
@@ -74,7 +78,7 @@ impl HardwareLayout {
     /// Every `(lane, value)` that holds element `(row, col)`, in lane order.
     pub fn owners(&self, row: u32, col: u32) -> Vec<(u32, u32)> {
         let mut owners = Vec::new();
-        for lane in 0..32 {
+        for lane in 0..self.layout.in_dim_size("lane").unwrap_or(32) {
             for value in 0..self.values_per_lane() {
                 if self.coord(value, lane) == Some((row, col)) {
                     owners.push((lane, value));
@@ -163,13 +167,14 @@ struct Entry {
     cols: u32,
     bits: u32,
     register: Vec<Basis>,
-    lane: [Basis; 5],
+    /// Five lane bits for a warp's fragments; seven for a warpgroup's (the thread's index in it, 0..128).
+    lane: Vec<Basis>,
     source: &'static str,
     note: Option<&'static str>,
 }
 
 fn entry(name: impl Into<String>, [rows, cols]: [u32; 2], bits: u32, register: &[Basis], lane: [Basis; 5], source: &'static str) -> Entry {
-    Entry { name: name.into(), rows, cols, bits, register: register.to_vec(), lane, source, note: None }
+    Entry { name: name.into(), rows, cols, bits, register: register.to_vec(), lane: lane.to_vec(), source, note: None }
 }
 
 fn catalogue() -> &'static [HardwareLayout] {
@@ -290,7 +295,35 @@ fn entries() -> Vec<Entry> {
         v.push(entry(format!("wmma.m8n8k32.{t}.b.col"), [32, 8], 4, &[r(1), r(2), r(4)], lanes_cols_by_group(r(8), r(16)), WMMA));
     }
     v.push(entry("wmma.m8n8k32.s32.c", [8, 8], 32, &[c(1)], lanes_rows_by_group(c(2), c(4)), WMMA));
+    v.extend(wgmma_accumulators());
     v
+}
+
+const WGMMA_D: &str = "PTX ISA wgmma .m64nNk16 register fragment layout for the accumulator D (128 threads of a \
+    warpgroup): warp w = thread/32 holds rows 16w..16w+15; row = 16w + groupID + 8*((i >> 1) & 1), \
+    col = 8*(i >> 2) + 2*threadID_in_group + (i & 1), for value i in 0..N/2";
+const WARPGROUP_NOTE: &str = "a warpgroup layout: `lane` is the thread's index in the warpgroup (0..128), its warp \
+    lane / 32; each of the four warps holds 16 rows, as one m16nN mma.sync accumulator";
+
+/// `wgmma.m64n<N>k16.f32.d` for the power-of-two N (8..256): the accumulator of a warpgroup MMA. Per thread
+/// N/2 f32 values: value bit 0 is the column pair, bit 1 the row half (+8), the rest walk the 8-column blocks;
+/// thread bits 0-1 are threadID_in_group (columns 2, 4), 2-4 groupID (rows 1, 2, 4), 5-6 the warp (rows 16,
+/// 32). Other N (multiples of 8 that are not powers of two) are not linear layouts and are left out.
+fn wgmma_accumulators() -> Vec<Entry> {
+    [8u32, 16, 32, 64, 128, 256]
+        .into_iter()
+        .map(|n| {
+            let mut register = vec![c(1), r(8)];
+            let mut block = 8;
+            while block < n {
+                register.push(c(block));
+                block *= 2;
+            }
+            let lane = vec![c(2), c(4), r(1), r(2), r(4), r(16), r(32)];
+            let e = entry(format!("wgmma.m64n{n}k16.f32.d"), [64, n], 32, &register, [Z; 5], WGMMA_D);
+            Entry { lane, note: Some(WARPGROUP_NOTE), ..e }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -303,8 +336,11 @@ mod tests {
         for (i, n) in names.iter().enumerate() {
             assert!(!names[..i].contains(n), "duplicate {n}");
             let h = hardware_layout(n).unwrap();
-            assert_eq!(h.layout.total_in_size(), 32 * u64::from(h.values_per_lane()));
-            if h.note.is_none() {
+            // 32 lanes, or the 128 threads of a warpgroup (`wgmma.*`).
+            let lanes = if n.starts_with("wgmma.") { 128 } else { 32 };
+            assert_eq!(h.layout.in_dim_size("lane"), Some(lanes), "{n}");
+            assert_eq!(h.layout.total_in_size(), u64::from(lanes) * u64::from(h.values_per_lane()));
+            if h.note != Some(QUAD_PAIR_NOTE) {
                 assert!(h.layout.is_bijective(), "{n} should be a bijection");
             } else {
                 assert!(h.layout.is_surjective() && !h.layout.is_injective(), "{n}");

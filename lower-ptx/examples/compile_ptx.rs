@@ -9,7 +9,7 @@ use tilec_lower_ptx::OptLevel;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: compile_ptx input.tir out.ptx [sm_80|sm_86|sm_89|sm_90]");
+        eprintln!("usage: compile_ptx input.tir out.ptx [sm_80|sm_86|sm_89|sm_90|sm_90a]");
         std::process::exit(1);
     }
     let target: Target = args.get(3).map_or(Ok(Target::Sm80), |t| t.parse()).unwrap_or_else(|e| panic!("{e}"));

@@ -386,6 +386,26 @@ pub(crate) trait EmitNvgpu {
     fn shuffle(&mut self, op: &Operation, v: &typed::Shuffle) -> Result<()>;
 }
 
+/// The Hopper ops of the nvgpu dialect (issue 18): one method per op kind, in each backend's own `hopper`
+/// module. `nvgpu.mbarrier.create` is bound like a shared tile ([`EmitKernel::alloc_shared`]: the placement
+/// counts it as one); the walk has checked the target (sm_90).
+pub(crate) trait EmitHopper {
+    /// Only the threads where `predicate` (if any) is true initialize.
+    fn mbarrier_init(&mut self, op: &Operation, v: &typed::MBarrierInit) -> Result<()>;
+    fn mbarrier_arrive(&mut self, op: &Operation, v: &typed::MBarrierArrive) -> Result<()>;
+    fn mbarrier_arrive_expect_tx(&mut self, op: &Operation, v: &typed::MBarrierArriveExpectTx) -> Result<()>;
+    /// A blocking wait: loops on `mbarrier.try_wait.parity` until the phase has completed.
+    fn mbarrier_try_wait_parity(&mut self, op: &Operation, v: &typed::MBarrierTryWaitParity) -> Result<()>;
+    /// `wgmma.fence.sync.aligned` (sm_90a).
+    fn wgmma_fence(&mut self, op: &Operation, v: &typed::WgmmaFence) -> Result<()>;
+    /// `wgmma.commit_group.sync.aligned` (sm_90a).
+    fn wgmma_commit_group(&mut self, op: &Operation, v: &typed::WgmmaCommitGroup) -> Result<()>;
+    /// `wgmma.wait_group.sync.aligned N` (sm_90a).
+    fn wgmma_wait_group(&mut self, op: &Operation, v: &typed::WgmmaWaitGroup) -> Result<()>;
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (sm_90a): `increase` for `.inc`.
+    fn setmaxnreg(&mut self, op: &Operation, increase: bool, count: u32) -> Result<()>;
+}
+
 /// The per-thread `tile` ops: one method per op kind (the seven elementwise arithmetic ops share
 /// [`EmitScalar::binary`], which reads the kind from `op`).
 pub(crate) trait EmitScalar {
@@ -407,10 +427,10 @@ pub(crate) trait EmitScalar {
     fn splat(&mut self, op: &Operation, v: &typed::Splat) -> Result<()>;
 }
 
-/// A backend: the kernel, loops, the nvgpu ops and the scalar ops.
-pub(crate) trait Emitter: EmitKernel + EmitLoop + EmitNvgpu + EmitScalar {}
+/// A backend: the kernel, loops, the nvgpu ops (Hopper's too) and the scalar ops.
+pub(crate) trait Emitter: EmitKernel + EmitLoop + EmitNvgpu + EmitHopper + EmitScalar {}
 
-impl<E: EmitKernel + EmitLoop + EmitNvgpu + EmitScalar> Emitter for E {}
+impl<E: EmitKernel + EmitLoop + EmitNvgpu + EmitHopper + EmitScalar> Emitter for E {}
 
 // ---- the walk -------------------------------------------------------------------------------------------------
 
@@ -451,15 +471,27 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
     let needs = op.kind.min_target();
     if kernel.target < needs {
         let short = op.kind.name().trim_start_matches("nvgpu.");
-        return Err(kernel.unsupported(op, format!("{short} needs {} or newer; the target is {}", needs.chip(), kernel.target)));
+        // An arch-specific target (sm_90a) has no newer targets: its instructions run on it alone.
+        let newer = if needs.is_arch_specific() { "" } else { " or newer" };
+        return Err(kernel.unsupported(op, format!("{short} needs {}{newer}; the target is {}", needs.chip(), kernel.target)));
     }
     let func = kernel.func;
     match view {
         AnyOp::For(v) => walk_for(e, kernel, op, &v),
-        AnyOp::AllocShared(_) => {
+        AnyOp::AllocShared(_) | AnyOp::MBarrierCreate(_) => {
             let tile = kernel.shared_tile(id, op)?;
             e.alloc_shared(op, tile)
         }
+        // nvgpu dialect, Hopper.
+        AnyOp::MBarrierInit(v) => e.mbarrier_init(op, &v),
+        AnyOp::MBarrierArrive(v) => e.mbarrier_arrive(op, &v),
+        AnyOp::MBarrierArriveExpectTx(v) => e.mbarrier_arrive_expect_tx(op, &v),
+        AnyOp::MBarrierTryWaitParity(v) => e.mbarrier_try_wait_parity(op, &v),
+        AnyOp::WgmmaFence(v) => e.wgmma_fence(op, &v),
+        AnyOp::WgmmaCommitGroup(v) => e.wgmma_commit_group(op, &v),
+        AnyOp::WgmmaWaitGroup(v) => e.wgmma_wait_group(op, &v),
+        AnyOp::SetMaxNRegInc(v) => e.setmaxnreg(op, true, v.count),
+        AnyOp::SetMaxNRegDec(v) => e.setmaxnreg(op, false, v.count),
         // nvgpu dialect.
         AnyOp::ThreadId(v) => e.thread_id(op, &v),
         AnyOp::LaneId(v) => e.lane_id(op, &v),

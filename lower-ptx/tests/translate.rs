@@ -307,3 +307,42 @@ fn every_seed_translates_and_assembles() {
         }
     }
 }
+
+/// An `mma.sync` whose operands come straight from `ldmatrix` and from another `mma.sync` takes their registers as
+/// they are: the translation emits no `shufflevector` for A and B (one `bitcast` of each `i32` register to
+/// `<2 x half>`: 4 for A's x4, 2 for B's x2), reads the first D's registers for the second C (no
+/// `extractelement` but the one `nvgpu.extract` of the stored element: the zero accumulator's are constants),
+/// and packs only the second `mma.sync`'s D, which the extract reads (4 `insertelement`s); the first D, which only
+/// the second `mma.sync` reads, is not packed. Counts from the kernel's dataflow, not from a previous output.
+#[test]
+fn mma_operands_from_ldmatrix_and_mma_are_passed_as_registers() {
+    let text = r#"
+tile.func @chain(%C: tile<16x8xf32, global>) attributes {num_warps = 1} {
+  %c0 = tile.constant 0 : index
+  %c16 = tile.constant 16 : index
+  %lane = nvgpu.lane_id : index
+  %row = tile.rem %lane, %c16 : index
+  %sa = tile.alloc_shared : tile<16x16xf16, shared>
+  %sb = tile.alloc_shared : tile<16x8xf16, shared>
+  %a = nvgpu.ldmatrix %sa[%row, %c0] {numTiles = 4} : vector<4x2xf16>
+  %b = nvgpu.ldmatrix %sb[%row, %c0] {numTiles = 2, transpose = true} : vector<2x2xf16>
+  %zero = tile.fill 0.0 : vector<2x2xf32>
+  %d1 = nvgpu.mma.sync(%a, %b, %zero) {mmaShape = [16, 8, 16]} : vector<2x2xf32>
+  %d2 = nvgpu.mma.sync(%a, %b, %d1) {mmaShape = [16, 8, 16]} : vector<2x2xf32>
+  %v = nvgpu.extract %d2 [0, 0] : f32
+  nvgpu.store %v, %C[%row, %c0]
+  tile.return
+}
+"#;
+    let module = parse("chain", text);
+    let raw = emit_unoptimized_ir(&module, Target::Sm80, OptLevel::O0).unwrap();
+    let count = |needle: &str| raw.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(count("shufflevector"), 0, "{raw}");
+    assert_eq!(count("to <2 x half>"), 6, "{raw}");
+    assert_eq!(count("= extractelement <4 x float>"), 1, "{raw}");
+    assert_eq!(count("= insertelement <4 x float>"), 4, "{raw}");
+    assert_eq!(count("= call { float, float, float, float } @llvm.nvvm.mma.m16n8k16.row.col.f32.f32("), 2, "{raw}");
+    // And the kernel still assembles to the two MMAs.
+    let compiled = ptx("chain", &module, Target::Sm80);
+    assert_eq!(compiled.ptx.matches("mma.sync.aligned.m16n8k16").count(), 2, "{}", compiled.ptx);
+}

@@ -30,7 +30,7 @@ use tilec_ir::Target;
 /// The tile-level passes run by default for a target, as a pipeline string: what `tilec --emit tir` runs.
 pub fn default_pipeline(target: Target) -> &'static str {
     match target {
-        Target::Sm80 | Target::Sm86 | Target::Sm89 | Target::Sm90 => concat!(
+        Target::Sm80 | Target::Sm86 | Target::Sm89 | Target::Sm90 | Target::Sm90a => concat!(
             "canonicalize,", // fold constants, simplify identities, drop zero-trip loops
             "cse,",          // merge identical pure ops
             "canonicalize,", // fold what merging exposed (`select %c, %x, %x`, `%x - %x`)
@@ -43,7 +43,7 @@ pub fn default_pipeline(target: Target) -> &'static str {
 /// driver emits `nvgpu`, `llvm` or `ptx`.
 pub fn lowering_pipeline(target: Target) -> &'static str {
     match target {
-        Target::Sm80 | Target::Sm86 | Target::Sm89 | Target::Sm90 => concat!(
+        Target::Sm80 | Target::Sm86 | Target::Sm89 | Target::Sm90 | Target::Sm90a => concat!(
             "rasterize,",           // grouped block order (the raster_group attribute; else nothing)
             "layout-assignment,",   // mma instruction shapes, warp grid, distributed register layouts
             "swizzle,",             // XOR-swizzle shared tiles: conflict-free cp.async and ldmatrix

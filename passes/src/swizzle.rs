@@ -370,6 +370,8 @@ pub fn swizzle_func(func: &mut Func, cx: &mut PassContext) -> Vec<TileSwizzle> {
     }
     // Check by lowering; search where the rule's choice still conflicts.
     if let Some(after) = lowered_costs(func, &values) {
+        // Whether the search moved a tile off the rule's layout (then the accesses are lowered once more).
+        let mut searched_away = false;
         for (i, d) in decisions.iter_mut().enumerate() {
             let Some(rule) = d.layout.clone() else { continue };
             if after[i].is_conflict_free() {
@@ -390,11 +392,14 @@ pub fn swizzle_func(func: &mut Func, cx: &mut PassContext) -> Vec<TileSwizzle> {
             }
             if best.1 != rule {
                 d.reason = format!("{}; the rule's {rule} left conflicts in the lowered accesses, the search found fewer", d.reason);
+                searched_away = true;
             }
             set_tile_type(func, d.tile, d.original.clone().with_layout(best.1.clone()));
             d.layout = Some(best.1);
         }
-        if let Some(after) = lowered_costs(func, &values) {
+        // Every tile back on the layout `after` was measured with: its costs stand (one lowering fewer).
+        let final_costs = if searched_away { lowered_costs(func, &values) } else { Some(after) };
+        if let Some(after) = final_costs {
             for (d, c) in decisions.iter_mut().zip(after) {
                 d.lowered_after = Some(c);
             }

@@ -671,6 +671,78 @@ define_ops! {
         results: NONE, format: Some("attr-dict"),
         summary: "Waits until at most `numGroups` (default 0) of this thread's copy groups are pending.",
     }
+    // ---- nvgpu dialect: Hopper mbarriers (sm_90; issue 18), named and shaped like MLIR's `nvgpu.mbarrier.*` ----
+    MBarrierCreate = "nvgpu.mbarrier.create" {
+        operands: [],
+        attributes: [],
+        results: ONE, format: Some("attr-dict : type(results)"),
+        summary: "Allocates a group of mbarrier objects in the block's shared memory: `tile<N x index, shared>`, one 64-bit word per barrier (the storage MLIR's `!nvgpu.mbarrier.group<num_barriers = N>` lowers to).",
+    }
+    MBarrierInit = "nvgpu.mbarrier.init" {
+        operands: [barriers: One, mbar_id: One, count: One, predicate: Optional],
+        attributes: [],
+        results: NONE,
+        format: Some("$barriers[$mbar_id] , $count { , predicate = $predicate }? attr-dict"),
+        summary: "Initializes barrier `mbar_id` of the group: phase 0, `count` (1..2^20) arrivals expected per phase, tx-count 0 (`mbarrier.init.shared.b64`); with `predicate = %p` (an `i1`), only the threads where it is true.",
+    }
+    MBarrierArrive = "nvgpu.mbarrier.arrive" {
+        operands: [barriers: One, mbar_id: One],
+        attributes: [],
+        results: NONE,
+        format: Some("$barriers[$mbar_id] attr-dict"),
+        summary: "This thread arrives on barrier `mbar_id` (`mbarrier.arrive.shared.b64`, release at CTA scope); the phase completes when every expected thread has arrived and the tx-count is zero. (MLIR's op returns a token that nothing here reads, so it has no result.)",
+    }
+    MBarrierArriveExpectTx = "nvgpu.mbarrier.arrive.expect_tx" {
+        operands: [barriers: One, mbar_id: One, txcount: One, predicate: Optional],
+        attributes: [],
+        results: NONE,
+        format: Some("$barriers[$mbar_id] , $txcount { , predicate = $predicate }? attr-dict"),
+        summary: "Raises the current phase's tx-count by `txcount` bytes (0..2^20) that asynchronous copies (TMA) will complete, then arrives (`mbarrier.arrive.expect_tx.shared.b64`); with `predicate = %p`, only the threads where it is true.",
+    }
+    MBarrierTryWaitParity = "nvgpu.mbarrier.try_wait.parity" {
+        operands: [barriers: One, mbar_id: One, phase_parity: One, ticks: One],
+        attributes: [],
+        results: NONE,
+        format: Some("$barriers[$mbar_id] , $phase_parity , $ticks attr-dict"),
+        summary: "Waits until the phase of barrier `mbar_id` whose parity is `phase_parity` (an `i1`: 0 even, 1 odd) has completed (`mbarrier.try_wait.parity.shared.b64` in a loop, acquire at CTA scope; `ticks` is the suspend-time hint in ns).",
+    }
+    // ---- nvgpu dialect: Hopper warpgroup MMA synchronization (sm_90a; issue 18), NVVM's `wgmma.*` -------------
+    WgmmaFence = "nvgpu.wgmma.fence" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Orders this warpgroup's register and shared-memory accesses before the `wgmma.mma_async` that follow (`wgmma.fence.sync.aligned`; whole warpgroups, converged).",
+    }
+    WgmmaCommitGroup = "nvgpu.wgmma.commit_group" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Commits the `wgmma.mma_async` issued so far by this warpgroup as one group (`wgmma.commit_group.sync.aligned`).",
+    }
+    WgmmaWaitGroup = "nvgpu.wgmma.wait_group" {
+        operands: [],
+        attributes: [
+            num_groups("numGroups"): u32 = 0 ; "How many of the warpgroup's wgmma groups may stay pending (0..=7).",
+        ],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Waits until at most `numGroups` (default 0) of this warpgroup's wgmma groups are pending (`wgmma.wait_group.sync.aligned N`).",
+    }
+    SetMaxNRegInc = "nvgpu.setmaxnreg.inc" {
+        operands: [],
+        attributes: [
+            count: u32 ; "The registers per thread to grow to: 24..=256, a multiple of 8.",
+        ],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Raises this warpgroup's registers per thread to `count` (`setmaxnreg.inc.sync.aligned.u32`, sm_90a): the consumer side of warp specialization.",
+    }
+    SetMaxNRegDec = "nvgpu.setmaxnreg.dec" {
+        operands: [],
+        attributes: [
+            count: u32 ; "The registers per thread to shrink to: 24..=256, a multiple of 8.",
+        ],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Lowers this warpgroup's registers per thread to `count`, releasing the rest to the block's pool (`setmaxnreg.dec.sync.aligned.u32`, sm_90a): the producer side of warp specialization.",
+    }
     Load = "nvgpu.load" {
         operands: [src: One, indices: Variadic, mask: Optional],
         attributes: [],

@@ -15,6 +15,15 @@ impl OpKind {
     pub fn min_target(self) -> Target {
         match self {
             OpKind::StMatrix => Target::Sm90,
+            // Hopper (issue 18): mbarrier's expect_tx and try_wait need sm_90; the group goes with them.
+            OpKind::MBarrierCreate
+            | OpKind::MBarrierInit
+            | OpKind::MBarrierArrive
+            | OpKind::MBarrierArriveExpectTx
+            | OpKind::MBarrierTryWaitParity => Target::Sm90,
+            // wgmma is one of sm_90a's architecture-specific features.
+            OpKind::WgmmaFence | OpKind::WgmmaCommitGroup | OpKind::WgmmaWaitGroup => Target::Sm90a,
+            OpKind::SetMaxNRegInc | OpKind::SetMaxNRegDec => Target::Sm90a,
             _ => Target::Sm80,
         }
     }
@@ -63,7 +72,8 @@ fn op_section(out: &mut String, def: &OpDef, example: Option<String>) {
     let _ = write!(out, "\n### `{}`\n\n{}\n\n", def.name, def.summary);
     let _ = writeln!(out, "Syntax: `{}`\n", syntax(def));
     let lowers = match def.kind.min_target() {
-        Target::Sm80 => "every target (sm_80, sm_86, sm_89, sm_90)".to_string(),
+        Target::Sm80 => "every target (sm_80, sm_86, sm_89, sm_90, sm_90a)".to_string(),
+        t if t.is_arch_specific() => format!("{} only (architecture-specific instructions)", t.chip()),
         t => format!("{} and newer", t.chip()),
     };
     let _ = writeln!(out, "Lowers on: {lowers}.\n");

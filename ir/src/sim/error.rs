@@ -148,6 +148,10 @@ pub enum SimError {
     #[error("'{op}': lane {lane} reads a value that has not been computed ({at})")]
     Undefined { span: Span, op: &'static str, at: Place, lane: u32 },
 
+    /// Misuse of an mbarrier (uninitialized, out-of-range counts or ids) or a wait on one that can never end.
+    #[error("'{op}': {message} ({at})")]
+    MBarrier { span: Span, op: &'static str, at: Place, message: String },
+
     /// A per-thread value is larger than a thread's registers could hold.
     #[error("'{op}': a vector of {elements} elements per thread is more than the simulator allows ({limit})")]
     TooLarge { span: Span, op: &'static str, elements: u64, limit: u64 },
@@ -178,6 +182,7 @@ impl SimError {
             | SimError::Arguments { span, .. }
             | SimError::SharedMemoryExceeded { span, .. }
             | SimError::Undefined { span, .. }
+            | SimError::MBarrier { span, .. }
             | SimError::TooLarge { span, .. } => *span,
         }
     }

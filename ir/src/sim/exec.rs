@@ -12,6 +12,7 @@ use crate::types::{MemorySpace, ScalarType, Type};
 
 use super::error::{LaneMask, Place, SimError};
 use super::memory::{byte_range, func_span, locate, BlockShared, MemRef, PendingCopy, Run, SharedLayout, storage_layout};
+use super::mbarrier::{MBarriers, Waiting};
 use super::race::{RaceDetector, RaceSpace};
 use super::{matrix, mma, Probe, SimArg, SimOptions, SimTrace, MAX_VECTOR_ELEMENTS};
 
@@ -33,12 +34,16 @@ pub(super) struct Ctx<'a> {
     pub grid: [u32; 3],
     /// Every memory access is recorded here (interior mutability: loads see the context read-only).
     pub race: &'a RefCell<RaceDetector>,
+    /// The block's mbarrier objects ([`super::mbarrier`]).
+    pub mbarriers: &'a mut MBarriers,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum WarpState {
     Running,
     AtBarrier,
+    /// Stopped at an `nvgpu.mbarrier.try_wait.parity` whose phase has not completed.
+    WaitingOnMBarrier(Waiting),
     Done,
 }
 
@@ -89,7 +94,9 @@ pub(super) fn run(func: &Func, args: &mut [SimArg], launch: &super::Launch, opti
             for x in 0..gx {
                 let mut shared = BlockShared::new(&layout, num_warps as usize * 32);
                 race.borrow_mut().start_block();
-                let mut ctx = Ctx { func, args, shared: &mut shared, block: [x, y, z], grid: launch.grid, race: &race };
+                let mut mbarriers = MBarriers::default();
+                let mut ctx =
+                    Ctx { func, args, shared: &mut shared, block: [x, y, z], grid: launch.grid, race: &race, mbarriers: &mut mbarriers };
                 run_block(&mut ctx, num_warps, &mut budget)?;
                 blocks += 1;
                 if budget.used >= options.fuel && (x, y, z) != (gx - 1, gy - 1, gz - 1) {
@@ -152,13 +159,25 @@ fn run_block(ctx: &mut Ctx<'_>, num_warps: u32, budget: &mut Budget<'_>) -> Resu
         })
         .collect();
     loop {
+        let used = budget.used;
         for w in warps.iter_mut() {
-            if w.state == WarpState::Running {
+            if matches!(w.state, WarpState::Running | WarpState::WaitingOnMBarrier(_)) {
+                w.state = WarpState::Running;
                 w.run(ctx, budget)?;
             }
         }
         if warps.iter().all(|w| w.state == WarpState::Done) {
             break;
+        }
+        // A warp waits on an mbarrier phase: the others ran meanwhile; try again while anything moves.
+        if let Some((w, waiting)) = warps.iter().find_map(|w| match w.state {
+            WarpState::WaitingOnMBarrier(waiting) => Some((w, waiting)),
+            _ => None,
+        }) {
+            if budget.used != used {
+                continue;
+            }
+            return Err(w.mbarrier_deadlock(ctx, waiting));
         }
         // Every warp waits at a barrier or has returned: release the barrier.
         ctx.race.borrow_mut().barrier();
@@ -287,6 +306,15 @@ impl Warp {
                     self.state = WarpState::AtBarrier;
                     return Ok(());
                 }
+                OpKind::MBarrierTryWaitParity => match self.mbarrier_wait(ctx, id, self.mask().0)? {
+                    // Not yet: the op runs again when the warp is scheduled next (no fuel for the attempt).
+                    Some(waiting) => {
+                        budget.used -= 1;
+                        self.state = WarpState::WaitingOnMBarrier(waiting);
+                        return Ok(());
+                    }
+                    None => self.advance(),
+                },
                 OpKind::For => self.enter_loop(ctx, id)?,
                 OpKind::Yield => self.next_iteration(ctx, op)?,
                 _ => {
@@ -497,7 +525,7 @@ impl Warp {
                     self.set(op.results[0], lane, Val::Num(n.unwrap_or(0) as f64));
                 }
             }
-            AnyOp::AllocShared(_) => {
+            AnyOp::AllocShared(_) | AnyOp::MBarrierCreate(_) => {
                 let index = ctx.shared.tiles.iter().position(|t| t.op == id).ok_or_else(|| malformed(op))?;
                 self.broadcast(op, mask, Val::Mem(MemRef::Shared(index)));
             }
@@ -619,7 +647,19 @@ impl Warp {
                     reason: "it is a tile-level op; lower the kernel to the nvgpu dialect first".into(),
                 });
             }
-            AnyOp::For(_) | AnyOp::Yield(_) | AnyOp::Return(_) | AnyOp::Barrier(_) => unreachable_control(op)?,
+            AnyOp::MBarrierInit(init) => self.mbarrier_init(ctx, op, &init, mask)?,
+            // Warpgroup-collective (`.sync.aligned`): the warp must be converged. No `wgmma.mma_async` exists
+            // yet, so every wgmma group is empty and complete: the fence, commit and wait change nothing else.
+            AnyOp::WgmmaFence(_) | AnyOp::WgmmaCommitGroup(_) | AnyOp::WgmmaWaitGroup(_) => self.require_converged(ctx, op)?,
+            // Register allocation: nothing a program can observe but convergence.
+            AnyOp::SetMaxNRegInc(_) | AnyOp::SetMaxNRegDec(_) => self.require_converged(ctx, op)?,
+            AnyOp::MBarrierArrive(a) => self.mbarrier_arrive(ctx, op, (a.barriers, a.mbar_id), None, None, mask)?,
+            AnyOp::MBarrierArriveExpectTx(a) => {
+                self.mbarrier_arrive(ctx, op, (a.barriers, a.mbar_id), Some(a.txcount), a.predicate, mask)?
+            }
+            AnyOp::For(_) | AnyOp::Yield(_) | AnyOp::Return(_) | AnyOp::Barrier(_) | AnyOp::MBarrierTryWaitParity(_) => {
+                unreachable_control(op)?
+            }
         }
         Ok(())
     }

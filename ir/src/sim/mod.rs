@@ -24,6 +24,10 @@
 //!   Reading or writing shared bytes that a pending copy will write is reported as
 //!   [`SimError::AsyncHazard`].
 //!
+//! - mbarriers (`nvgpu.mbarrier.*`, [`mbarrier`]): phases, arrival counts and tx-counts; a warp whose
+//!   `try_wait.parity` is not satisfied waits while the block's other warps run, and a wait that can never
+//!   end (no warp makes progress) is an error at the wait.
+//!
 //! # Instruction semantics
 //! Each warp-level instruction is implemented from the PTX ISA's description, not from the layout catalogue
 //! of `tilec-layout` (so the two are independent; the seed tests check both against the hardware):
@@ -57,6 +61,7 @@
 mod error;
 mod exec;
 mod matrix;
+mod mbarrier;
 mod memory;
 mod mma;
 mod race;

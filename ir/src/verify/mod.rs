@@ -1,8 +1,9 @@
 //! The verifier: structural rules (terminators, scoping, region shapes) and the rules of each op, checked on
 //! the whole module so that every problem is reported, each at the op it concerns.
 //!
-//! The per-op rules live beside their dialect: [`tile`] and [`nvgpu`].
+//! The per-op rules live beside their dialect: [`tile`] and [`nvgpu`] (its Hopper ops in [`hopper`]).
 
+mod hopper;
 mod nvgpu;
 mod tile;
 

@@ -8,6 +8,9 @@ use crate::verify::{mma_types_supported, Verifier};
 
 /// The rules of one op, whose attributes the catalogue already checked (so its typed view exists).
 pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp) {
+    if super::hopper::verify(v, op, &typed) {
+        return;
+    }
     match typed {
         AnyOp::ThreadId(_) | AnyOp::LaneId(_) | AnyOp::WarpId(_) => v.index_result(op),
         AnyOp::LdMatrix(ld) => ldmatrix(v, op, &ld),

@@ -24,26 +24,27 @@ pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
 /// spills. Measured on the H100 (4096³ fp16, 256x128x32 tile, 8 warps): 0.356 ms with LSR (spilling, or
 /// without fragment double-buffering) against 0.322 ms without it.
 ///
-/// `-opt-disable=slsr` (at `-O1` only): skips straight-line strength reduction, the codegen IR pass that
-/// takes half of NVPTX code generation on a GEMM (0.22 → 0.09 s of `llc` user time on `gemm.tir`, sm_90).
-/// It changes every GEMM's PTX (ptxas sm_90: same 255 registers, no spills), so it stays out of `-O2` and
-/// `-O3` until a GPU benchmark has compared the kernels.
-const CODEGEN_OPTIONS: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr"];
-const CODEGEN_OPTIONS_NO_SLSR: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr", c"-opt-disable=slsr"];
+/// `-opt-disable=slsr`: skips straight-line strength reduction, the codegen IR pass that took more than half
+/// of NVPTX code generation on a GEMM (0.20 of 0.35 s of `llc` user time on `gemm.tir`). Its cost is
+/// quadratic in the chain of blocks a kernel's masked stores make (192 `store`/`stored` pairs in the GEMM
+/// epilogue, after speculative execution hoists their address arithmetic: SLSR alone takes 0.03 s on the
+/// same module without that chain). It changes no k-loop: for every example, sm_80 and sm_90, the
+/// main loop's PTX is the same instructions in the same order with and without it (register names only;
+/// `scripts/ptx-snapshot.sh` and `scripts/ptx-loop-mix.py`); what changes is address arithmetic of the
+/// prologue and of the C stores after the loop (a `mul.lo` where SLSR left a shift and an add), with the same
+/// ptxas register counts for every GEMM (sm_80, sm_90).
+const CODEGEN_OPTIONS: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr", c"-opt-disable=slsr"];
 
-/// Parses [`CODEGEN_OPTIONS`] once per process, or [`CODEGEN_OPTIONS_NO_SLSR`] when the first target
-/// machine created above `-O0` is at `-O1`. LLVM's options are process globals that can be parsed only
-/// once, so a process that compiles at `-O1` and at another level keeps the first one's choice (the CLI
-/// compiles at one level; `-O0` machines, such as the one the translation configures modules with, do not
-/// run these passes and do not decide).
+/// Parses [`CODEGEN_OPTIONS`] once per process, when the first target machine above `-O0` is created (LLVM's
+/// options are process globals that can be parsed only once; `-O0` machines, such as the one the
+/// translation configures modules with, do not run these passes).
 fn set_codegen_options(opt_level: OptLevel) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     if opt_level == OptLevel::O0 {
         return;
     }
     ONCE.call_once(|| {
-        let options = if opt_level == OptLevel::O1 { CODEGEN_OPTIONS_NO_SLSR } else { CODEGEN_OPTIONS };
-        let argv: Vec<*const std::ffi::c_char> = options.iter().map(|s| s.as_ptr()).collect();
+        let argv: Vec<*const std::ffi::c_char> = CODEGEN_OPTIONS.iter().map(|s| s.as_ptr()).collect();
         // SAFETY: argv holds `argv.len()` pointers to NUL-terminated strings that live for the whole program
         // ('static literals); LLVM copies what it keeps. The Once keeps LLVM's option parser single-threaded
         // and unrepeated (a second parse of the same option is an error in LLVM).
@@ -54,15 +55,30 @@ fn set_codegen_options(opt_level: OptLevel) {
 }
 
 /// The IR pipeline of `-O2` and `-O3`: LLVM 22's `default<O1>` (as `opt -passes='default<O1>'
-/// -print-pipeline-passes` prints it, less the `hoist-loads-stores-with-cond-faulting` SimplifyCFG
-/// parameter the parser rejects and the trailing bitcode writer) with five of its eight InstCombine runs
-/// removed (the 3rd, 4th, 6th, 7th and 8th: each found nothing left to combine on the GEMMs).
+/// -print-pipeline-passes` prints it) cut down to the passes that can act on what the translation emits, one
+/// kernel function with no calls but intrinsics: five of its eight InstCombine runs removed (each found nothing
+/// left to combine on the GEMMs), and the inliner and its CGSCC walk, coroutine, OpenMP, memprof, annotation
+/// and expect lowering, global-variable, dead-argument, library-call, tail-call,
+/// `float2int`, `memcpyopt`, `loop-idiom` (which would make `memset` calls), loop distribution and vectorisation
+/// and the module-level clean-ups dropped. Kept: SROA, EarlyCSE, three InstCombines, SimplifyCFG, IPSCCP/SCCP,
+/// reassociation, the loop passes (LICM, rotation, unswitching, `indvars`, full and partial unrolling, deletion),
+/// BDCE/ADCE, `vector-combine`, alignment inference, function-attribute inference (`writeonly` and
+/// `captures(none)` on the kernel's pointers, which `--emit llvm` shows) and the verifier at the end.
 ///
-/// It gives byte-identical PTX to `default<O3>` for every GEMM example and `mma.tir` (sm_80 and sm_90;
-/// `scripts/ptx-snapshot.sh`), in ~45% of the time on `gemm.tir` (`opt` user time 0.20 → 0.11 s); 15 of the
-/// 49 LLVM-backend PTX files change: the copy, ldmatrix, stmatrix and single-MMA seed kernels, whose
-/// loops `default<O3>` unrolled or rotated differently. InstCombine remains most of its time.
-pub const TILEC_PIPELINE: &str = "memprof-remove-attributes,annotation2metadata,forceattrs,nvvm-reflect,function(nvvm-intr-range),inferattrs,coro-early,function<eager-inv>(ee-instrument<>,lower-expect,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,sroa<modify-cfg>,early-cse<>),openmp-opt,ipsccp,called-value-propagation,globalopt,function<eager-inv>(mem2reg,instcombine<max-iterations=1;no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>),always-inline,require<globals-aa>,function(invalidate<aa>),require<profile-summary>,cgscc(devirt<4>(inline,function-attrs<skip-non-recursive-function-attrs>,function<eager-inv;no-rerun>(sroa<modify-cfg>,early-cse<memssa>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,instcombine<max-iterations=1;no-verify-fixpoint>,libcalls-shrinkwrap,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,reassociate,loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,simple-loop-unswitch<no-nontrivial;trivial>),simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,loop(loop-idiom,indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,memcpyopt,sccp,bdce,coro-elide,adce,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,instcombine<max-iterations=1;no-verify-fixpoint>),function-attrs,function(require<should-not-run-function-passes>),coro-split,coro-annotation-elide)),deadargelim,coro-cleanup,globalopt,globaldce,elim-avail-extern,rpo-function-attrs,recompute-globalsaa,function<eager-inv>(drop-unnecessary-assumes,float2int,lower-constant-intrinsics,loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),loop-distribute,inject-tli-mappings,loop-vectorize<no-interleave-forced-only;vectorize-forced-only;>,drop-unnecessary-assumes,infer-alignment,loop-load-elim,simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,vector-combine,loop-unroll<O1>,transform-warning,sroa<preserve-cfg>,infer-alignment,loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,div-rem-pairs,tailcallelim,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>),alloc-token,globaldce,constmerge,cg-profile,rel-lookup-table-converter,function(annotation-remarks),verify";
+/// It gives byte-identical PTX to `default<O3>` for every GEMM example and `mma.tir` (sm_80 and sm_90), and
+/// to the uncut `default<O1>`-based pipeline of the previous version for every example (`scripts/ptx-snapshot.sh`),
+/// in ~40% of `default<O3>`'s time on `gemm.tir`. InstCombine remains most of it.
+pub const TILEC_PIPELINE: &str = concat!(
+    "nvvm-reflect,",
+    "function(nvvm-intr-range),",
+    "function<eager-inv>(simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,sroa<modify-cfg>,early-cse<>),",
+    "ipsccp,",
+    "function<eager-inv>(mem2reg,instcombine<max-iterations=1;no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>),",
+    "function<eager-inv>(sroa<modify-cfg>,early-cse<memssa>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,instcombine<max-iterations=1;no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,reassociate,loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,simple-loop-unswitch<no-nontrivial;trivial>),simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,loop(indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,sccp,bdce,adce,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,instcombine<max-iterations=1;no-verify-fixpoint>),",
+    "cgscc(function-attrs),",
+    "function<eager-inv>(lower-constant-intrinsics,loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),infer-alignment,simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,vector-combine,loop-unroll<O1>,sroa<preserve-cfg>,infer-alignment,loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,div-rem-pairs,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>),",
+    "verify",
+);
 
 /// An LLVM NVPTX target machine for one [`Target`] and [`OptLevel`].
 pub struct NvptxTargetMachine {
@@ -165,12 +181,15 @@ impl NvptxTargetMachine {
             .map_err(|e| Error::Llvm(format!("PTX code generation produced non-UTF-8 text: {e}")))
     }
 
-    /// The whole back half: configure, verify, optimise, verify again, emit PTX.
+    /// The whole back half: configure, verify, optimise, verify again (unless the pipeline's last pass is
+    /// LLVM's verifier, as [`TILEC_PIPELINE`]'s is), emit PTX.
     pub fn compile_to_ptx(&self, module: &Module<'_>) -> Result<String> {
         self.configure_module(module);
         self.verify(module)?;
         self.optimize(module)?;
-        self.verify(module)?;
+        if !self.pipeline().ends_with(",verify") {
+            self.verify(module)?;
+        }
         self.emit_ptx(module)
     }
 }

@@ -1,12 +1,15 @@
 //! One kernel: its entry point, its arguments and shared memory ([`EmitKernel`]), and the values the ops read
 //! and write. The walk over the ops is the spine's ([`crate::spine::emit_kernel`]).
 
+use std::collections::HashMap;
+
 use inkwell::attributes::AttributeLoc;
+use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::ContextRef;
 use inkwell::module::Module as LlvmModule;
 use inkwell::types::{BasicType, BasicTypeEnum};
-use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue, VectorValue};
+use inkwell::values::{BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue, VectorValue};
 
 use tilec_ir::body::{Func, Operation, Value};
 use tilec_ir::types::{MemorySpace, ScalarType, Type};
@@ -14,7 +17,8 @@ use tilec_ir::types::{MemorySpace, ScalarType, Type};
 use super::{types, Result};
 use crate::kernel_info::{AbiRole, SHARED_ALIGN};
 use crate::llvm::{
-    add_dynamic_shared_memory, add_static_shared_array, declare_kernel, set_launch_bounds, AddressSpace, Nvvm,
+    add_dynamic_shared_memory, add_static_shared_array, declare_kernel, set_launch_bounds, AddressSpace, FragmentRegister,
+    Nvvm,
 };
 use crate::spine::{Argument, EmitKernel, Extent, Kernel, MemRef, MemRefs, SharedTile, Values};
 
@@ -33,6 +37,13 @@ pub(crate) struct FuncTranslator<'a, 'ctx> {
     values: Values<BasicValueEnum<'ctx>>,
     memrefs: MemRefs<PointerValue<'ctx>, IntValue<'ctx>>,
     dynamic_shared: Option<PointerValue<'ctx>>,
+    /// The registers each fragment vector was packed from (`ldmatrix`, `mma.sync` results), so the
+    /// `mma.sync` that reads a fragment takes them as they are instead of unpacking the vector again
+    /// (see `nvgpu::fragment_registers`).
+    pub(super) packed: HashMap<VectorValue<'ctx>, Vec<BasicValueEnum<'ctx>>>,
+    /// A register's view as another register type (`i32` as `<2 x half>`, ...) by its block: a view made in one
+    /// block is reused in that block only, where it dominates every later use.
+    pub(super) register_views: HashMap<(BasicValueEnum<'ctx>, FragmentRegister, BasicBlock<'ctx>), BasicValueEnum<'ctx>>,
 }
 
 impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
@@ -50,6 +61,8 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
             values: Values::new(),
             memrefs: MemRefs::new(),
             dynamic_shared: None,
+            packed: HashMap::new(),
+            register_views: HashMap::new(),
         }
     }
 
@@ -98,6 +111,38 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
         let r = self.kernel.result(op)?;
         self.set(r, x);
         Ok(())
+    }
+
+    /// Erases the packing of fragment vectors nothing reads (every `mma.sync` and `ldmatrix` result packs its
+    /// registers into its vector; where only `mma.sync`s read it, they took the registers and the vector is
+    /// dead): the `insertelement`s and `bitcast`s with no use, from each packed vector back to its registers,
+    /// so LLVM's passes do not walk them.
+    fn erase_unused_packs(&mut self) {
+        use inkwell::values::{AsValueRef, BasicValue, InstructionOpcode};
+        let mut work: Vec<InstructionValue<'ctx>> =
+            self.packed.keys().filter_map(|v| v.as_instruction()).collect();
+        self.packed.clear();
+        self.register_views.clear();
+        let mut erased = std::collections::HashSet::new();
+        while let Some(i) = work.pop() {
+            // An instruction is on the list once per erased user: look at it only while it exists.
+            if erased.contains(&i.as_value_ref()) {
+                continue;
+            }
+            let removable = matches!(i.get_opcode(), InstructionOpcode::InsertElement | InstructionOpcode::BitCast);
+            if !removable || i.get_first_use().is_some() {
+                continue;
+            }
+            erased.insert(i.as_value_ref());
+            for k in 0..i.get_num_operands() {
+                if let Some(inkwell::values::Operand::Value(v)) = i.get_operand(k) {
+                    if let Some(operand) = v.as_instruction_value() {
+                        work.push(operand);
+                    }
+                }
+            }
+            i.erase_from_basic_block();
+        }
     }
 
     /// The LLVM type of the op's single result.
@@ -187,6 +232,7 @@ impl EmitKernel for FuncTranslator<'_, '_> {
         if self.builder.get_insert_block().and_then(|b| b.get_terminator()).is_none() {
             self.builder.build_return(None)?;
         }
+        self.erase_unused_packs();
         Ok(())
     }
 

@@ -21,6 +21,7 @@
 
 mod control;
 mod func;
+mod hopper;
 mod memory;
 pub mod nvgpu;
 mod scalar;

@@ -275,18 +275,45 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
 // ---- register views of fragments ---------------------------------------------------------------------------
 
 /// The per-thread fragment `v` (a flat vector) as `count` registers of kind `register`.
+///
+/// A vector that [`pack_registers`] made from an intrinsic's registers gives those registers back (as
+/// `<2 x half>` views of `i32` words where `register` asks for them): the chain of `mma.sync`s through one
+/// accumulator, and the `mma.sync`s that read an `ldmatrix` result, then pass registers along instead of
+/// packing and unpacking vectors that LLVM would have to fold away again (half the instructions of a GEMM's
+/// module as translated). Only other vectors (loop-carried ones, `nvgpu.insert` results) are unpacked.
 fn fragment_registers<'ctx>(
-    t: &FuncTranslator<'_, 'ctx>,
+    t: &mut FuncTranslator<'_, 'ctx>,
     op: &Operation,
     v: VectorValue<'ctx>,
     register: FragmentRegister,
     count: u32,
 ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-    let b = &t.builder;
     let ty = v.get_type();
     let bits = ty.get_size() * element_bits(ty.get_element_type());
+    let f16 = ty.get_element_type() == t.cx.f16_type().into();
+    let f32 = ty.get_element_type() == t.cx.f32_type().into();
+    let fits = match register {
+        FragmentRegister::F16x2 => f16 && ty.get_size() == 2 * count,
+        FragmentRegister::F32 => f32 && ty.get_size() == count,
+        FragmentRegister::I32 => bits == 32 * count,
+    };
+    if !fits {
+        return Err(t.kernel.unsupported(op, format!("a fragment of type {} does not fill {count} {register:?} registers", ty.print_to_string())));
+    }
+    if let Some(packed) = t.packed.get(&v).filter(|r| r.len() == count as usize).cloned() {
+        let words = packed.iter().all(|r| r.is_int_value());
+        match register {
+            FragmentRegister::F32 if !words => return Ok(packed),
+            FragmentRegister::I32 if words => return Ok(packed),
+            FragmentRegister::F16x2 if words => {
+                return packed.into_iter().map(|w| register_view(t, w, FragmentRegister::F16x2)).collect();
+            }
+            _ => {}
+        }
+    }
+    let b = &t.builder;
     match register {
-        FragmentRegister::F16x2 if ty.get_element_type() == t.cx.f16_type().into() && ty.get_size() == 2 * count => (0..count)
+        FragmentRegister::F16x2 => (0..count)
             .map(|i| {
                 let mask = VectorType::const_vector(&[
                     t.cx.i32_type().const_int(u64::from(2 * i), false),
@@ -295,22 +322,33 @@ fn fragment_registers<'ctx>(
                 Ok(b.build_shuffle_vector(v, ty.get_poison(), mask, "")?.into())
             })
             .collect(),
-        FragmentRegister::F32 if ty.get_element_type() == t.cx.f32_type().into() && ty.get_size() == count => (0..count)
+        FragmentRegister::F32 => (0..count)
             .map(|i| Ok(b.build_extract_element(v, t.cx.i32_type().const_int(u64::from(i), false), "")?))
             .collect(),
-        FragmentRegister::I32 if bits == 32 * count => {
+        FragmentRegister::I32 => {
             let words = b.build_bit_cast(v, t.cx.i32_type().vec_type(count), "")?.into_vector_value();
             (0..count)
                 .map(|i| Ok(b.build_extract_element(words, t.cx.i32_type().const_int(u64::from(i), false), "")?))
                 .collect()
         }
-        _ => Err(t.kernel.unsupported(op, format!("a fragment of type {} does not fill {count} {register:?} registers", ty.print_to_string()))),
     }
 }
 
-/// Registers (as the intrinsic returns them) packed back into the flat vector type `ty`.
+/// The `i32` register `word` as a `register` (a bit cast), made once per block.
+fn register_view<'ctx>(t: &mut FuncTranslator<'_, 'ctx>, word: BasicValueEnum<'ctx>, register: FragmentRegister) -> Result<BasicValueEnum<'ctx>> {
+    let block = t.builder.get_insert_block().ok_or_else(|| super::internal("an insertion block"))?;
+    if let Some(view) = t.register_views.get(&(word, register, block)) {
+        return Ok(*view);
+    }
+    let view = t.builder.build_bit_cast(word, register.llvm_type(t.cx), "")?;
+    t.register_views.insert((word, register, block), view);
+    Ok(view)
+}
+
+/// Registers (as the intrinsic returns them) packed back into the flat vector type `ty`; the vector remembers
+/// them (`f32` registers as they are, others as `i32` words) for [`fragment_registers`].
 fn pack_registers<'ctx>(
-    t: &FuncTranslator<'_, 'ctx>,
+    t: &mut FuncTranslator<'_, 'ctx>,
     op: &Operation,
     registers: &[BasicValueEnum<'ctx>],
     ty: BasicTypeEnum<'ctx>,
@@ -325,6 +363,7 @@ fn pack_registers<'ctx>(
         for (i, r) in registers.iter().enumerate() {
             v = b.build_insert_element(v, *r, t.cx.i32_type().const_int(i as u64, false), "")?;
         }
+        t.packed.insert(v, registers.to_vec());
         return Ok(v.into());
     }
     // Everything else goes through <n x i32>: <2 x half> registers are bit-cast to i32 first.
@@ -333,14 +372,18 @@ fn pack_registers<'ctx>(
         return Err(t.kernel.unsupported(op, format!("{n} registers do not fill {}", vty.print_to_string())));
     }
     let mut words = words_ty.get_poison();
+    let mut word_values = Vec::with_capacity(registers.len());
     for (i, r) in registers.iter().enumerate() {
         let word = match r {
             BasicValueEnum::IntValue(w) => *w,
             other => b.build_bit_cast(*other, t.cx.i32_type(), "")?.into_int_value(),
         };
+        word_values.push(word.into());
         words = b.build_insert_element(words, word, t.cx.i32_type().const_int(i as u64, false), "")?;
     }
-    Ok(b.build_bit_cast(words, vty, "")?)
+    let v = b.build_bit_cast(words, vty, "")?;
+    t.packed.insert(v.into_vector_value(), word_values);
+    Ok(v)
 }
 
 fn element_bits(ty: BasicTypeEnum<'_>) -> u32 {

@@ -4,7 +4,7 @@
 //! [`MlirToolchain`]; the upstream pipeline ([`mlir_backend_pipeline`]) lowers it to NVVM and PTX.
 //! The walk over a kernel is the spine's ([`crate::spine`], shared with the LLVM backend, `llvm/translate/`),
 //! whose traits this backend implements in the same files: [`func`] the `gpu.func` entry and arguments,
-//! [`nvgpu`] one method per nvgpu op kind, [`scalar`] the per-thread `tile` ops, [`control`] `tile.for`,
+//! [`nvgpu`] one method per nvgpu op kind ([`hopper`] those of sm_90), [`scalar`] the per-thread `tile` ops, [`control`] `tile.for`,
 //! [`memory`] element offsets through tile layouts, and [`types`] the IR-type → MLIR-type map.
 //!
 //! # Kernel ABI: identical to the LLVM backend
@@ -22,6 +22,7 @@
 
 mod control;
 mod func;
+mod hopper;
 mod memory;
 mod nvgpu;
 mod scalar;

@@ -1,0 +1,125 @@
+//! Hopper nvgpu ops → NVVM intrinsics (issue 18): the spine's [`EmitHopper`], one method per op kind.
+//!
+//! | op | LLVM (PTX) |
+//! |---|---|
+//! | `nvgpu.mbarrier.create` | a shared array of `i64` (as every shared tile) |
+//! | `nvgpu.mbarrier.init` | `llvm.nvvm.mbarrier.init.shared` (`mbarrier.init.shared.b64`), under a branch with `predicate` |
+//! | `nvgpu.mbarrier.arrive` | `llvm.nvvm.mbarrier.arrive.shared` (`mbarrier.arrive.shared.b64`) |
+//! | `nvgpu.mbarrier.arrive.expect_tx` | `llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta` (`mbarrier.arrive.expect_tx.shared.b64`) |
+//! | `nvgpu.mbarrier.try_wait.parity` | a loop on `llvm.nvvm.mbarrier.try.wait.parity.tl.scope.cta.space.cta` (`mbarrier.try_wait.parity.shared.b64` with the time limit) until it returns true |
+//!
+//! | `nvgpu.wgmma.fence` | `llvm.nvvm.wgmma.fence.sync.aligned` |
+//! | `nvgpu.wgmma.commit_group` | `llvm.nvvm.wgmma.commit_group.sync.aligned` |
+//! | `nvgpu.wgmma.wait_group` | `llvm.nvvm.wgmma.wait_group.sync.aligned(i64 numGroups)` |
+//! | `nvgpu.setmaxnreg.inc/dec` | `llvm.nvvm.setmaxnreg.{inc,dec}.sync.aligned.u32(i32 count)` |
+//!
+//! Counts, ids and ticks are `index` (`i64`) in the IR and `i32` in the instructions (the verifier and the
+//! simulator keep counts below 2^20).
+
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+
+use tilec_ir::body::{Operation, Value};
+use tilec_ir::ops::typed;
+
+use super::func::FuncTranslator;
+use super::Result;
+use crate::spine::EmitHopper;
+
+impl<'ctx> FuncTranslator<'_, 'ctx> {
+    /// The `ptr addrspace(3)` of barrier `%bars[%id]`.
+    fn mbarrier_pointer(&mut self, op: &Operation, bars: Value, id: Value) -> Result<PointerValue<'ctx>> {
+        self.element_pointer(op, bars, &[id], 1)
+    }
+
+    /// An `index` operand as the `i32` the instructions take.
+    fn operand_i32(&self, op: &Operation, x: Value) -> Result<IntValue<'ctx>> {
+        let x = self.int(op, x)?;
+        Ok(self.builder.build_int_truncate_or_bit_cast(x, self.cx.i32_type(), "")?)
+    }
+
+    /// Runs `emit` only where the optional `predicate` (an `i1`) is true.
+    fn predicated(&mut self, op: &Operation, predicate: Option<Value>, emit: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        let Some(p) = predicate else { return emit(self) };
+        let p = self.int(op, p)?;
+        let function = self.function.ok_or_else(|| super::internal("inside a function"))?;
+        let then = self.cx.append_basic_block(function, "mbarrier.pred");
+        let after = self.cx.append_basic_block(function, "mbarrier.after");
+        self.builder.build_conditional_branch(p, then, after)?;
+        self.builder.position_at_end(then);
+        emit(self)?;
+        self.builder.build_unconditional_branch(after)?;
+        self.builder.position_at_end(after);
+        Ok(())
+    }
+}
+
+impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
+    fn mbarrier_init(&mut self, op: &Operation, v: &typed::MBarrierInit) -> Result<()> {
+        let bar = self.mbarrier_pointer(op, v.barriers, v.mbar_id)?;
+        let count = self.operand_i32(op, v.count)?;
+        self.predicated(op, v.predicate, |t| {
+            t.nvvm.call(&t.builder, "llvm.nvvm.mbarrier.init.shared", &[], &[bar.into(), count.into()])?;
+            Ok(())
+        })
+    }
+
+    fn mbarrier_arrive(&mut self, op: &Operation, v: &typed::MBarrierArrive) -> Result<()> {
+        let bar = self.mbarrier_pointer(op, v.barriers, v.mbar_id)?;
+        self.nvvm.call(&self.builder, "llvm.nvvm.mbarrier.arrive.shared", &[], &[bar.into()])?;
+        Ok(())
+    }
+
+    fn mbarrier_arrive_expect_tx(&mut self, op: &Operation, v: &typed::MBarrierArriveExpectTx) -> Result<()> {
+        let bar = self.mbarrier_pointer(op, v.barriers, v.mbar_id)?;
+        let tx = self.operand_i32(op, v.txcount)?;
+        self.predicated(op, v.predicate, |t| {
+            let args: [BasicValueEnum; 2] = [bar.into(), tx.into()];
+            t.nvvm.call(&t.builder, "llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta", &[], &args)?;
+            Ok(())
+        })
+    }
+
+    fn mbarrier_try_wait_parity(&mut self, op: &Operation, v: &typed::MBarrierTryWaitParity) -> Result<()> {
+        let bar = self.mbarrier_pointer(op, v.barriers, v.mbar_id)?;
+        let parity = self.int(op, v.phase_parity)?;
+        let parity = self.builder.build_int_z_extend(parity, self.cx.i32_type(), "")?;
+        let ticks = self.operand_i32(op, v.ticks)?;
+        let function = self.function.ok_or_else(|| super::internal("inside a function"))?;
+        let wait = self.cx.append_basic_block(function, "mbarrier.wait");
+        let done = self.cx.append_basic_block(function, "mbarrier.done");
+        self.builder.build_unconditional_branch(wait)?;
+        self.builder.position_at_end(wait);
+        let args: [BasicValueEnum; 3] = [bar.into(), parity.into(), ticks.into()];
+        let complete = self
+            .nvvm
+            .call(&self.builder, "llvm.nvvm.mbarrier.try.wait.parity.tl.scope.cta.space.cta", &[], &args)?
+            .ok_or_else(|| super::internal("try_wait returns i1"))?
+            .into_int_value();
+        self.builder.build_conditional_branch(complete, done, wait)?;
+        self.builder.position_at_end(done);
+        Ok(())
+    }
+
+    fn wgmma_fence(&mut self, _op: &Operation, _v: &typed::WgmmaFence) -> Result<()> {
+        self.nvvm.call(&self.builder, "llvm.nvvm.wgmma.fence.sync.aligned", &[], &[])?;
+        Ok(())
+    }
+
+    fn wgmma_commit_group(&mut self, _op: &Operation, _v: &typed::WgmmaCommitGroup) -> Result<()> {
+        self.nvvm.call(&self.builder, "llvm.nvvm.wgmma.commit_group.sync.aligned", &[], &[])?;
+        Ok(())
+    }
+
+    fn wgmma_wait_group(&mut self, _op: &Operation, v: &typed::WgmmaWaitGroup) -> Result<()> {
+        let n = self.cx.i64_type().const_int(u64::from(v.num_groups), false);
+        self.nvvm.call(&self.builder, "llvm.nvvm.wgmma.wait_group.sync.aligned", &[], &[n.into()])?;
+        Ok(())
+    }
+
+    fn setmaxnreg(&mut self, _op: &Operation, increase: bool, count: u32) -> Result<()> {
+        let name = if increase { "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32" } else { "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32" };
+        let n = self.cx.i32_type().const_int(u64::from(count), false);
+        self.nvvm.call(&self.builder, name, &[], &[n.into()])?;
+        Ok(())
+    }
+}
