@@ -94,7 +94,8 @@ fn lower_and_compare(
     let mut failed = 0;
     for ((name, want), got) in arg_names(func).iter().zip(&expected).zip(&sim_args) {
         let (ArgValue::Tensor(want), SimArg::Tile(got)) = (want, got) else { continue };
-        let (atol, rtol) = match tolerance {
+        let declared = tilec_ir::KernelAttrs::of(func).ok().and_then(|k| k.sim_tolerance).map(|t| (t.atol, t.rtol));
+        let (atol, rtol) = match tolerance.or(declared) {
             Some(t) if want.elem.is_float() => t,
             _ => crate::commands::compare::tolerance(want.elem),
         };

@@ -96,6 +96,37 @@ impl AttrValue for Vec<u32> {
     }
 }
 
+/// An absolute and a relative tolerance, `[ATOL, RTOL]` (two non-negative numbers): an element `got` matches
+/// `want` when `|got - want| <= ATOL + RTOL * |want|`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    pub atol: f64,
+    pub rtol: f64,
+}
+
+impl AttrValue for Tolerance {
+    const EXPECTED: &'static str = "[ATOL, RTOL], two non-negative numbers";
+
+    fn decode(attr: &Attribute) -> Option<Tolerance> {
+        let number = |a: &Attribute| match a {
+            Attribute::Int(n) => Some(*n as f64),
+            Attribute::Float(x) => Some(*x),
+            _ => None,
+        };
+        match attr.as_array()? {
+            [a, r] => {
+                let (atol, rtol) = (number(a)?, number(r)?);
+                (atol >= 0.0 && rtol >= 0.0 && atol.is_finite() && rtol.is_finite()).then_some(Tolerance { atol, rtol })
+            }
+            _ => None,
+        }
+    }
+
+    fn encode(&self) -> Option<Attribute> {
+        Some(Attribute::Array(vec![Attribute::Float(self.atol), Attribute::Float(self.rtol)]))
+    }
+}
+
 /// A list of strings: `["A=64x32", "alpha=2"]`.
 impl AttrValue for Vec<String> {
     const EXPECTED: &'static str = "a list of strings";

@@ -25,7 +25,7 @@ pub mod kernel;
 pub mod reference;
 
 pub use binary::BinaryArith;
-pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaShape, Probe, ReduceKind, ShuffleMode};
+pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaShape, Probe, ReduceKind, ShuffleMode, Tolerance};
 
 use crate::attr::Attribute;
 use crate::body::{OpSpec, Operation, Value};

@@ -24,16 +24,15 @@ pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
 /// spills. Measured on the H100 (4096³ fp16, 256x128x32 tile, 8 warps): 0.356 ms with LSR (spilling, or
 /// without fragment double-buffering) against 0.322 ms without it.
 ///
-/// `-opt-disable=slsr`: skips straight-line strength reduction, the codegen IR pass that took more than half
-/// of NVPTX code generation on a GEMM (0.20 of 0.35 s of `llc` user time on `gemm.tir`). Its cost is
-/// quadratic in the chain of blocks a kernel's masked stores make (192 `store`/`stored` pairs in the GEMM
-/// epilogue, after speculative execution hoists their address arithmetic: SLSR alone takes 0.03 s on the
-/// same module without that chain). It changes no k-loop: for every example, sm_80 and sm_90, the
-/// main loop's PTX is the same instructions in the same order with and without it (register names only;
-/// `scripts/ptx-snapshot.sh` and `scripts/ptx-loop-mix.py`); what changes is address arithmetic of the
-/// prologue and of the C stores after the loop (a `mul.lo` where SLSR left a shift and an add), with the same
-/// ptxas register counts for every GEMM (sm_80, sm_90).
-const CODEGEN_OPTIONS: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr", c"-opt-disable=slsr"];
+/// Straight-line strength reduction (SLSR) stays on, although it is the most expensive codegen pass on a GEMM
+/// (0.20 of 0.35 s of `llc` user time on `gemm.tir`: its cost is quadratic in the chain of blocks that the
+/// epilogue's 192 masked stores make after speculative execution hoists their address arithmetic). Without
+/// it (`-opt-disable=slsr`) every example's k-loop PTX is the same instructions (register names only) and
+/// only prologue and C-store address arithmetic changes, yet on the H100 the 8192³ GEMMs ran 2.5–4% slower
+/// (min time; cuBLAS in the same runs within 0.3%), measured twice on 2026-11-24 (`-O1` against `-O3`, and
+/// this flag against none: docs/bench-no-slsr-2026-11-24.jsonl), while 4096³ was unchanged. Until the
+/// lowering emits what SLSR produces for those kernels, kernel speed wins over the ~150 ms it costs.
+const CODEGEN_OPTIONS: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr"];
 
 /// Parses [`CODEGEN_OPTIONS`] once per process, when the first target machine above `-O0` is created (LLVM's
 /// options are process globals that can be parsed only once; `-O0` machines, such as the one the
