@@ -167,7 +167,7 @@ impl FuncBuilder {
     /// `tile.mma a, b, c`: the result has the accumulator's type.
     pub fn mma(&mut self, a: Value, b: Value, c: Value) -> Value {
         let ty = self.ty(c).clone();
-        self.push_value(typed::Mma { a, b, c, mma_shape: None, warp_grid: None }.into_spec().result(ty))
+        self.push_value(typed::Mma { a, b, c, mma_shape: None, warp_grid: None, warp_tile: None }.into_spec().result(ty))
     }
 
     /// `nvgpu.ldmatrix src[indices] {numTiles, transpose}`.

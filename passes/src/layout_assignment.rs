@@ -10,7 +10,9 @@
 //!    instruction's `m x n` and as square as possible (least ldmatrix traffic per mma: 128x128 over 4
 //!    warps → 2x2, 256x128 over 8 → 4x2, 128x256 over 8 → 2x4), ties going to the most balanced grid with
 //!    `wm >= wn`; the function attribute `warp_tile = [WM, WN]` asks for a warp tile instead (the grid
-//!    `M/WM x N/WN`, an error unless it holds `num_warps` whole-instruction warp tiles);
+//!    `M/WM x N/WN`, an error unless it holds `num_warps` whole-instruction warp tiles), and the mma's own
+//!    `warp_tile` attribute overrides the function's for that mma (attention: S = Q·Kᵀ is BM x BN, O = P·V
+//!    is BM x D, and both want the warps to own whole rows);
 //! 3. builds the operand layouts as products of the hardware fragment layout with repetitions over
 //!    instruction tiles (more `register` bits) and the warp grid (`warp` bits):
 //!    - A = frag_a × rep(k) × rep(m) × warp_m(row) × zero(wn): A is replicated over the warps of a row;
@@ -427,6 +429,12 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
         let (Some(ta), Some(tb), Some(tc)) = (tile(mma.a), tile(mma.b), tile(mma.c)) else { continue };
         let (Some(sa), Some(sb)) = (ta.static_shape(), tb.static_shape()) else {
             return Err(Diagnostic::error(op.span, "'tile.mma' needs static shapes for layout assignment"));
+        };
+        // The mma's own warp tile, else the kernel's.
+        let warp_tile = match mma.warp_tile.as_deref() {
+            None => warp_tile,
+            Some(&[rows, cols]) if rows > 0 && cols > 0 => Some((u64::from(rows), u64::from(cols))),
+            Some(_) => return Err(Diagnostic::error(op.span, format!("the '{WARP_TILE_ATTR}' of a 'tile.mma' must be [rows, cols] of positive integers"))),
         };
         let asg = assign_mma_with(sa[0], sb[1], sa[1], ta.elem, tc.elem, warps, warp_tile).map_err(|m| {
             Diagnostic::error(op.span, format!("no layout assignment for this 'tile.mma': {m}"))

@@ -583,6 +583,7 @@ define_ops! {
         attributes: [
             mma_shape("mmaShape"): Option<MmaShape> = None ; "The `nvgpu.mma.sync` shape layout assignment chose (written by the pass).",
             warp_grid("warpGrid"): Option<Vec<u32>> = None ; "`[rows, columns]` of warps over the output tile (written by layout assignment).",
+            warp_tile("warp_tile"): Option<Vec<u32>> = None ; "`[WM, WN]`: this mma's warp tile, in place of the kernel's `warp_tile` (for kernels whose mmas have different shapes, such as attention's S = Q·Kᵀ and O = P·V).",
         ],
         results: ONE, format: Some("$a , $b , $c attr-dict : type(results)"),
         summary: "Matrix multiply-accumulate on register tiles: D = A (MxK) * B (KxN) + C (MxN).",

@@ -4,6 +4,7 @@
 //! # What it matches
 //! A `tile.for` (nvgpu level, after `lower-tile-to-nvgpu`) whose body is
 //! ```text
+//! <pure address arithmetic>
 //! nvgpu.barrier                                  (optional: the write-after-read barrier)
 //! <pure address arithmetic> nvgpu.device_async_copy ... nvgpu.device_async_create_group ...
 //! nvgpu.device_async_wait {numGroups = 0}
@@ -280,8 +281,14 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
     if body.op(ops.get(w + 1).copied().unwrap_or(yield_op)).kind != OpKind::Barrier {
         return Err("the wait is not followed by a barrier".into());
     }
-    let start = usize::from(body.op(ops[0]).kind == OpKind::Barrier);
-    let pre: Vec<OpId> = ops[start..w].to_vec();
+    // The write-after-read barrier the lowering put before the copies, possibly after pure address
+    // arithmetic (which touches no memory, so it may as well run after the barrier): it is dropped, the
+    // pipelined body has its own.
+    let leading_barrier = ops[..w]
+        .iter()
+        .position(|&o| body.op(o).kind == OpKind::Barrier)
+        .filter(|&b| ops[..b].iter().all(|&o| is_pure(body.op(o).kind)));
+    let pre: Vec<OpId> = ops[..w].iter().enumerate().filter(|&(i, _)| Some(i) != leading_barrier).map(|(_, &o)| o).collect();
     let post: Vec<OpId> = ops[w + 2..ops.len() - 1].to_vec();
     let mut tiles: Vec<(Value, u64)> = Vec::new();
     for &o in &pre {
