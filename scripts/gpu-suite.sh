@@ -204,7 +204,8 @@ device)
       bundles/gemm_256x128_261x133x67 bundles/gemm_70x76x66 bundles/gemm_s8_67x45x37 bundles-mlir/gemm_256x128_261x133x67 \
       bundles/softmax_100x150 bundles/layernorm_100x150 bundles/gemm_bias_relu_200x136x72 bundles/b2b_gemm_200x96 \
       bundles/b2b_through_shared_200x96 bundles/roundtrip_through_shared bundles/roundtrip_through_global \
-      bundles/gemm_batched_5x200x72x40 bundles-mlir/softmax_100x150 bundles-mlir/b2b_through_shared_200x96 > "$OUT/$tool.log" 2>&1 || true
+      bundles/gemm_batched_5x200x72x40 bundles-mlir/softmax_100x150 bundles-mlir/b2b_through_shared_200x96 \
+      bundles/attention_fwd_4x256x64 bundles/attention_fwd_causal_2x150x64 bundles-mlir/attention_fwd_d128_2x100x128 > "$OUT/$tool.log" 2>&1 || true
   done
   # One archive per backend: each stays under the 16 MB a returned file may have.
   tar czf "$OUT/outs-llvm.tgz" bundles/*/*.out.bin
