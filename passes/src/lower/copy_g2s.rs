@@ -441,9 +441,7 @@ impl Lowering<'_> {
             pending.written_global = self.written_global.clone();
         }
         if shared_waw || pending.hazard(&[Effect::ReadGlobal(tiles.src), Effect::WriteShared(tiles.dst)]).is_some() {
-            self.emit(typed::Barrier {}.into_spec());
-            self.written_global.clear();
-            self.barrier_placed();
+            self.block_barrier();
         }
     }
 }

@@ -317,9 +317,7 @@ impl<'f> Lowering<'f> {
                     true
                 }
                 OpKind::TileBarrier => {
-                    self.emit(typed::Barrier {}.into_spec());
-                    self.written_global.clear();
-                    self.barrier_placed();
+                    self.block_barrier();
                     true
                 }
                 OpKind::Yield => self.lower_yield(id)?,
@@ -347,6 +345,14 @@ impl<'f> Lowering<'f> {
     /// An `nvgpu.barrier`: every shared access before it is ordered before every one after.
     pub(crate) fn shared_barrier(&mut self) {
         self.emit(typed::Barrier {}.into_spec());
+        self.barrier_placed();
+    }
+
+    /// An `nvgpu.barrier` that orders every shared and global access of the block before it (a `tile.barrier`,
+    /// or one a copy's hazards need): nothing stays pending.
+    pub(crate) fn block_barrier(&mut self) {
+        self.emit(typed::Barrier {}.into_spec());
+        self.written_global.clear();
         self.barrier_placed();
     }
 
