@@ -139,6 +139,27 @@ fn arg_seed(seed: u64, index: usize) -> u64 {
 /// `shapes.scalars`, else are random (floats, integers) or `default_extent` (`index`, usually a size).
 /// Names in `shapes` that match no argument are an error (a typo would otherwise pass unnoticed).
 pub fn default_args(func: &Func, shapes: &ArgShapes, seed: u64) -> Result<Vec<ArgValue>, InterpError> {
+    resolve_args(func, shapes, seed, true)
+}
+
+/// The arguments [`default_args`] makes, with every tensor's shape but no values (`values` empty, and no size
+/// limit): for what needs only the shapes at sizes too large to fill here, such as a launch description whose
+/// inputs are made on the GPU machine ([`default_launch`] reads shapes only). Scalars as in [`default_args`].
+pub fn shape_args(func: &Func, shapes: &ArgShapes, seed: u64) -> Result<Vec<ArgValue>, InterpError> {
+    resolve_args(func, shapes, seed, false)
+}
+
+/// A scalar argument's value: given by name, else `default_extent` for `index`, else random from `seed`.
+fn scalar_value(shapes: &ArgShapes, name: &str, s: ScalarType, seed: u64) -> f64 {
+    match shapes.scalars.get(name) {
+        Some(&v) => v,
+        None if s == ScalarType::Index => shapes.default_extent as f64,
+        None => TensorData::random(&[1], s, seed).values[0],
+    }
+}
+
+/// [`default_args`]; without `fill`, tensors get their shapes and no values ([`shape_args`]).
+fn resolve_args(func: &Func, shapes: &ArgShapes, seed: u64, fill: bool) -> Result<Vec<ArgValue>, InterpError> {
     let body = &func.body;
     let names: Vec<String> = func.args().iter().enumerate().map(|(i, &v)| arg_name(body, i, v)).collect();
     for name in shapes.by_name.keys().chain(shapes.scalars.keys()) {
@@ -175,6 +196,13 @@ pub fn default_args(func: &Func, shapes: &ArgShapes, seed: u64) -> Result<Vec<Ar
                         .collect(),
                 };
                 let elements = shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
+                if !fill {
+                    if elements.is_none() {
+                        return Err(error(format!("'{name}' of shape {shape:?} has more elements than this machine can count")));
+                    }
+                    args.push(ArgValue::Tensor(TensorData { shape, elem: t.elem, values: Vec::new() }));
+                    continue;
+                }
                 if elements.is_none_or(|n| n > MAX_DEFAULT_ELEMENTS) {
                     return Err(error(format!(
                         "'{name}' of shape {shape:?} is too large for the interpreter (at most {MAX_DEFAULT_ELEMENTS} elements)"
@@ -182,14 +210,7 @@ pub fn default_args(func: &Func, shapes: &ArgShapes, seed: u64) -> Result<Vec<Ar
                 }
                 args.push(ArgValue::Tensor(TensorData::random(&shape, t.elem, seed)));
             }
-            Type::Scalar(s) => {
-                let value = match shapes.scalars.get(name) {
-                    Some(&v) => v,
-                    None if *s == ScalarType::Index => shapes.default_extent as f64,
-                    None => TensorData::random(&[1], *s, seed).values[0],
-                };
-                args.push(ArgValue::Scalar(*s, value));
-            }
+            Type::Scalar(s) => args.push(ArgValue::Scalar(*s, scalar_value(shapes, name, *s, seed))),
             other => return Err(error(format!("cannot make an input for '{name}' of type '{other}'"))),
         }
     }
