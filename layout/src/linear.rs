@@ -648,6 +648,24 @@ impl LinearLayout {
         Ok(LinearLayout { ins, outs: perm.iter().map(|&j| self.outs[j].clone()).collect() })
     }
 
+    /// The layout with the roles of the output dimensions `a` and `b` exchanged, their order kept: what was
+    /// `a` is now called `b` and the other way round. For `row` and `col` this is the layout of the transposed
+    /// tile: the hardware index that held element `(r, c)` now holds element `(c, r)` of the transpose.
+    pub fn exchange_outs(&self, a: &str, b: &str) -> Result<LinearLayout, LayoutError> {
+        let order = self.out_dim_names().iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let (ia, ib) = match (self.out_dim_index(a), self.out_dim_index(b)) {
+            (Some(ia), Some(ib)) if ia != ib => (ia, ib),
+            (None, _) => return Err(LayoutError::UnknownDim(a.to_string())),
+            (_, None) => return Err(LayoutError::UnknownDim(b.to_string())),
+            _ => return Err(LayoutError::DuplicateDim(a.to_string())),
+        };
+        let mut renamed = self.clone();
+        renamed.outs[ia].name = b.to_string();
+        renamed.outs[ib].name = a.to_string();
+        let order: Vec<&str> = order.iter().map(String::as_str).collect();
+        renamed.transpose_outs(&order)
+    }
+
     /// Restriction to the named dimensions (Triton's `sublayout`): input
     /// dimensions not listed are fixed to 0, output dimensions not listed are
     /// dropped; sizes and order are kept. Unknown names are an error.
