@@ -799,6 +799,28 @@ mod tests {
     }
 
     #[test]
+    fn exchange_outs_is_the_transposed_tile() {
+        // ldmatrix.x1 (value bit -> col 1, lanes -> col 2, 4, row 1, 2, 4) on an 8x16 tile (row, col sizes differ).
+        let a = l(
+            vec![("register", vec![vec![0, 1], vec![0, 8]]), ("lane", vec![vec![0, 2], vec![0, 4], vec![1, 0], vec![2, 0], vec![4, 0]])],
+            vec![("row", 8), ("col", 16)],
+        );
+        let t = a.exchange_outs("row", "col").unwrap();
+        assert_eq!(t.out_dim_names(), vec!["row", "col"]);
+        assert_eq!((t.out_dim_size("row"), t.out_dim_size("col")), (Some(16), Some(8)));
+        // Every (register, lane) holds element (c, r) of the transpose where it held (r, c).
+        for reg in 0..4 {
+            for lane in 0..32 {
+                let rc = a.apply(&[reg, lane]).unwrap();
+                assert_eq!(t.apply(&[reg, lane]).unwrap(), vec![rc[1], rc[0]]);
+            }
+        }
+        assert_eq!(t.exchange_outs("col", "row").unwrap(), a);
+        assert!(matches!(a.exchange_outs("row", "row"), Err(LayoutError::DuplicateDim(_))));
+        assert!(matches!(a.exchange_outs("row", "k"), Err(LayoutError::UnknownDim(_))));
+    }
+
+    #[test]
     fn product_matches_triton_examples() {
         let id4 = LinearLayout::identity_1d(4, "i", "o").unwrap();
         let id2 = LinearLayout::identity_1d(2, "i", "o").unwrap();

@@ -341,9 +341,12 @@ impl<'a> Parser<'a> {
             }
         }
         self.pos = open + 1;
-        self.func_args(body, entry)?;
-        self.pos = end;
-        Ok(attrs)
+        let args = self.func_args(body, entry);
+        if args.is_ok() || depth == 0 {
+            // Past the header (the attributes were read already); a broken argument list is skipped.
+            self.pos = end;
+        }
+        args.map(|()| attrs)
     }
 
     /// The argument list after its `(`, through its `)`.
