@@ -47,7 +47,7 @@ pub fn apply_params(source: SourceFile, params: &[String]) -> Result<SourceFile,
         if !is_param && !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
             return Err(usage(format!("'{name}' is neither a kernel parameter (upper case, like BM) nor a kernel attribute (lower case, like num_warps)")));
         }
-        let funcs: Vec<&tilec_ir::Func> = module.funcs.iter().filter(|f| !is_param || f.attrs.get(name).is_some()).collect();
+        let funcs: Vec<&tilec_ir::Func> = module.funcs.iter().filter(|f| !is_param || f.attrs.contains_key(name)).collect();
         if funcs.is_empty() {
             let declared: std::collections::BTreeSet<String> = module.funcs.iter().flat_map(|f| tilec_ir::kernel_params(&f.attrs).into_keys()).collect();
             let declared: Vec<String> = declared.into_iter().collect();
