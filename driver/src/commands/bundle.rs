@@ -17,7 +17,7 @@ use tilec_lower_ptx::{AbiRole, KernelInfo};
 use crate::cli::BundleArgs;
 use crate::commands::interp::{arg_names, located_or_usage, prepare_args, select_func};
 use crate::error::DriverError;
-use crate::input::{compile_error, diagnostics, parse_and_verify, read_source};
+use crate::input::{compile_error, diagnostics, parse_and_verify, read_source_with};
 
 /// What `tilec compare` needs besides the buffers: written as `meta.json` beside `bundle.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -79,7 +79,7 @@ fn storage_bytes(t: &TensorData, layout: &str) -> Vec<u8> {
 }
 
 pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
-    let source = read_source(&args.input)?;
+    let source = read_source_with(&args.input, &args.inputs.params)?;
     let module = parse_and_verify(&source)?;
     let func = select_func(&module, args.inputs.func.as_deref())?;
     // Without the oracle nothing is computed here: the tensors keep their shapes only, and the runner makes

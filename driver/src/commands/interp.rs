@@ -6,10 +6,10 @@ use tilec_ir::{Func, Module};
 
 use crate::cli::{InterpArgs, RunInputs};
 use crate::error::DriverError;
-use crate::input::{diagnostics, parse_and_verify, read_source};
+use crate::input::{diagnostics, parse_and_verify, read_source_with};
 
 pub fn run(args: &InterpArgs) -> Result<String, DriverError> {
-    let source = read_source(&args.input)?;
+    let source = read_source_with(&args.input, &args.inputs.params)?;
     let module = parse_and_verify(&source)?;
     let func = select_func(&module, args.inputs.func.as_deref())?;
     let (mut values, launch) = prepare(func, &args.inputs).map_err(|d| located_or_usage(&source, d))?;
