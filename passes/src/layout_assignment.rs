@@ -29,7 +29,9 @@
 //! layout of a class, [`crate::layout_conversion`] splits the class with a `tile.convert_layout`. A class that no mma constrains gets a default
 //! ([`default_layout`]): the m16n8k16 A fragment for 16-bit elements, the m16n8 accumulator for 32-bit
 //! ones and the m16n8k32 A fragment for 8-bit ones, tiled over the warps without replication where the
-//! tile allows it.
+//! tile allows it. A tile smaller than that fragment along an axis (`1x4xf32`, `4x64xf32`, `1x8xf16`) takes the
+//! default layout of the smallest tile of whole fragments that covers it, cropped to its extents
+//! ([`crate::slice_layout::crop`]): the lanes and warps that would hold elements past its edge hold copies.
 //!
 //! Shared tiles are left alone: without a layout they are row-major; the swizzle pass may give them
 //! one, and the lowering reads it from the type.
@@ -223,7 +225,8 @@ pub enum Role {
     Free,
 }
 
-/// The default layout of a register tile that no mma constrains, with its per-thread fragment size.
+/// The default layout of a register tile that no mma constrains, with its per-thread fragment size. A tile
+/// smaller than the fragment along an axis gets the crop of the covering tile's layout (module docs).
 pub fn default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u32) -> Result<(LinearLayout, u32), String> {
     let (name, values) = match elem.bit_width() {
         16 => ("ldmatrix.x4", 8),
@@ -233,6 +236,15 @@ pub fn default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u32) ->
     };
     let h = hardware_layout(name).ok_or_else(|| format!("no hardware layout '{name}'"))?;
     let (rows, cols) = (pow2("rows", rows)?, pow2("cols", cols)?);
+    if rows < h.rows || cols < h.cols {
+        // Smaller than one fragment along an axis: the layout of the smallest tile of whole fragments that
+        // covers it, cropped (the threads past the tile's edge hold copies; `slice_layout::crop`).
+        let (pr, pc) = (rows.max(h.rows), cols.max(h.cols));
+        let (parent, _) = default_layout(u64::from(pr), u64::from(pc), elem, num_warps)?;
+        let cropped = crate::slice_layout::crop(&parent, rows, cols)?;
+        let registers = cropped.layout.in_dim_size("register").unwrap_or(1);
+        return Ok((cropped.layout, values.min(registers)));
+    }
     if rows % h.rows != 0 || cols % h.cols != 0 {
         return Err(format!("a {rows}x{cols} '{elem}' register tile is not a multiple of the {}x{} fragment '{name}'", h.rows, h.cols));
     }
