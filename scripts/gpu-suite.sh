@@ -146,6 +146,7 @@ prepare)
     "$TILEC" bundle examples/attention_fwd_causal.tir -o "$DEV/$out/attention_fwd_causal_2x150x64" --arg Q=2x150x64 --arg K=64x300 --arg V=2x150x64 --arg O=2x150x64 "${b[@]}"
     "$TILEC" bundle examples/attention_fwd_d128.tir -o "$DEV/$out/attention_fwd_d128_2x100x128" --arg Q=2x100x128 --arg K=128x200 --arg V=2x100x128 --arg O=2x100x128 "${b[@]}"
     "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${b[@]}"
+    "$TILEC" bundle examples/gemm_bias_relu_1d.tir -o "$DEV/$out/gemm_bias_relu_1d_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=136 --arg C=200x136 "${b[@]}"
     "$TILEC" bundle examples/layernorm.tir -o "$DEV/$out/layernorm_100x150" --arg x=100x150 --arg gamma=1x150 --arg beta=1x150 --arg y=100x150 "${b[@]}"
     # Hopper (issue 18): two warps meeting at an mbarrier three times (try_wait.parity loops), and the wgmma
     # fence/commit/wait of one warpgroup; sm_90a PTX, expected results from the simulator. (setmaxnreg is only

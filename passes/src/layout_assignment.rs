@@ -495,7 +495,7 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
         let Some(t) = body.ty(v).as_tile() else { continue };
         let span = body.value(v).span;
         let Some(&[rows, cols]) = t.static_shape().as_deref() else {
-            return Err(Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment")));
+            return Err(not_rank2(span, t));
         };
         let (l, n) = if rows == 1 || cols == 1 {
             thin_default_layout(rows, cols, t.elem, warps)
@@ -507,6 +507,16 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
     }
     propagate_slices(func, &edges, &mut classes, &mut chosen, warps)?;
     Ok(Ok(LayoutSolution { classes, chosen, mmas }))
+}
+
+/// The error for a register tile without a static rank-2 shape; a 1-D one is told to be a row or a column.
+fn not_rank2(span: Span, t: &tilec_ir::TileType) -> Diagnostic {
+    let d = Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment"));
+    if t.rank() == 1 {
+        d.with_note("register and shared tiles are 2-D: write a vector as a 1xN row or an Mx1 column (a 1-D global tile copies to and from either)")
+    } else {
+        d
+    }
 }
 
 // ---- slice layouts of reductions and broadcasts (issue 16) ------------------------------------------------------
@@ -614,7 +624,7 @@ fn propagate_slices(
             let Some(t) = func.body.ty(v).as_tile() else { continue };
             let span = op_span(func, e.op);
             let Some(&[rows, cols]) = t.static_shape().as_deref() else {
-                return Err(Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment")));
+                return Err(not_rank2(span, t));
             };
             let (l, n) = thin_default_layout(rows, cols, t.elem, warps).map_err(|m| Diagnostic::error(span, format!("no layout for '{t}': {m}")))?;
             chosen.insert(c, (l, n, Role::Free));

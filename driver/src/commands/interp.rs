@@ -74,11 +74,17 @@ pub fn prepare(func: &Func, inputs: &RunInputs) -> Result<(Vec<ArgValue>, Launch
     for (name, shape) in inputs.arg_shapes()? {
         shapes = shapes.with(&name, &shape);
     }
+    let names = arg_names(func);
     for (name, value) in inputs.scalar_values()? {
-        shapes = shapes.with_scalar(&name, value);
+        // `--arg bias=136` of a 1-D tensor is its length, as in `sample_args`.
+        let vector = names.iter().position(|n| *n == name).is_some_and(|i| matches!(func.body.ty(func.args()[i]), tilec_ir::Type::Tile(t) if t.rank() == 1));
+        if vector && value.fract() == 0.0 && value >= 1.0 {
+            shapes = shapes.with(&name, &[value as usize]);
+        } else {
+            shapes = shapes.with_scalar(&name, value);
+        }
     }
     let mut values = interp::default_args(func, &shapes, inputs.seed).map_err(|e| e.to_diagnostic())?;
-    let names = arg_names(func);
     for setting in &inputs.files {
         let (name, path) = setting
             .split_once('=')

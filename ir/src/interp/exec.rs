@@ -714,7 +714,15 @@ impl<'f, 'a> Machine<'f, 'a> {
 /// of the global tile: `shape` with extent 1 along the leading axes a rank-reducing copy's leading indices
 /// pick (`%A[%b, %m0, %k0]` of a rank-3 `%A` into a 128x32 tile: 1x128x32). Its elements are the same, in the
 /// same row-major order, as `shape`'s.
+///
+/// A 1-D global tile and a `1xN` or `Mx1` tile (a vector copy): the tile's first axis of extent 1 is dropped
+/// (`[N]` or `[M]`), the same elements in the same order.
 fn slice_window(op: &Operation, global_rank: usize, shape: &[usize]) -> Result<Vec<usize>, InterpError> {
+    if global_rank == 1 && shape.len() == 2 {
+        if let Some(unit) = shape.iter().position(|&n| n == 1) {
+            return Ok(vec![shape[1 - unit]]);
+        }
+    }
     if global_rank < shape.len() {
         return Err(malformed(op, "copies between a global tile and a tile of higher rank"));
     }
