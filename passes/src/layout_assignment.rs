@@ -397,7 +397,9 @@ pub fn live_values(func: &Func) -> Vec<Value> {
 }
 
 /// Two requirements on one class of register tiles: `operand` of the mma `op` needs a layout (as `role`)
-/// other than the one the op `other` already requires of its class.
+/// other than the one the op `other` already requires of its class; or (`role` [`Role::Free`]) the thin side
+/// `operand` of the reduce or broadcast `op` needs the slice of its parent's layout, and the edge `other` gave
+/// its class another slice.
 #[derive(Clone, Debug)]
 pub struct LayoutConflict {
     pub op: OpId,
@@ -406,16 +408,26 @@ pub struct LayoutConflict {
     pub other: OpId,
 }
 
+impl LayoutConflict {
+    /// What the conflict is, for a diagnostic.
+    pub fn describe(&self, func: &Func) -> String {
+        match func.body.op(self.op).kind {
+            tilec_ir::OpKind::Mma => format!("operand {:?} of this 'tile.mma' needs a layout that another op already requires differently", self.role),
+            kind => format!(
+                "the {} of this '{kind}' needs the slice of the other side's layout, and another op gives it a different one",
+                if kind == tilec_ir::OpKind::Reduce { "result" } else { "source" }
+            ),
+        }
+    }
+}
+
 /// Solves the layouts of one function (does not change it); a conflict is an error (layout assignment
 /// resolves them with conversions first, [`crate::layout_conversion::insert_conversions`]).
 pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
     match solve_layouts_or_conflict(func)? {
         Ok(solution) => Ok(solution),
-        Err(c) => Err(Diagnostic::error(
-            op_span(func, c.op),
-            format!("operand {:?} of this 'tile.mma' needs a layout that another op already requires differently; run layout-assignment, which inserts a conversion", c.role),
-        )
-        .with_note_at(op_span(func, c.other), "the other requirement comes from here")),
+        Err(c) => Err(Diagnostic::error(op_span(func, c.op), format!("{}; run layout-assignment, which inserts a conversion", c.describe(func)))
+            .with_note_at(op_span(func, c.other), "the other requirement comes from here")),
     }
 }
 
@@ -505,7 +517,9 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
         .map_err(|m| Diagnostic::error(span, format!("no layout for '{t}': {m}")))?;
         chosen.insert(c, (l, n, Role::Free));
     }
-    propagate_slices(func, &edges, &mut classes, &mut chosen, warps)?;
+    if let Some(conflict) = propagate_slices(func, &edges, &mut classes, &mut chosen, warps)? {
+        return Ok(Err(conflict));
+    }
     Ok(Ok(LayoutSolution { classes, chosen, mmas }))
 }
 
@@ -581,14 +595,18 @@ pub fn thin_default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u3
 }
 
 /// Gives every thin side of an edge the slice of its parent's layout (repeating while a slice is itself a parent,
-/// `1xN` → `1x1`); two different slices for one class are an error (no layout conversion yet).
+/// `1xN` → `1x1`). A thin class that two edges give different slices (a row vector broadcast against two tiles
+/// of different layouts) is a conflict at the second edge, which [`crate::layout_conversion::insert_conversions`]
+/// resolves with a `tile.convert_layout` of its thin side.
 fn propagate_slices(
     func: &Func,
     edges: &[SliceEdge],
     classes: &mut LayoutClasses,
     chosen: &mut HashMap<Value, (LinearLayout, u32, Role)>,
     warps: u32,
-) -> Result<(), Diagnostic> {
+) -> Result<Option<LayoutConflict>, Diagnostic> {
+    // The edge that gave each thin class its layout (for the conflict's note).
+    let mut given_by: HashMap<Value, OpId> = HashMap::new();
     let mut progress = true;
     while progress {
         progress = false;
@@ -601,14 +619,13 @@ fn propagate_slices(
             let registers = s.layout.in_dim_size("register").unwrap_or(1);
             match chosen.get(&sc) {
                 Some((l, _, _)) if *l != s.layout => {
-                    return Err(Diagnostic::error(
-                        span,
-                        format!("the {}-side tile of this op needs the slice of the other side's layout, but another op gives it a different layout; layout conversion is not supported yet", if func.body.op(e.op).kind == tilec_ir::OpKind::Reduce { "result" } else { "source" }),
-                    ));
+                    let other = given_by.get(&sc).copied().unwrap_or(e.op);
+                    return Ok(Some(LayoutConflict { op: e.op, operand: e.slice, role: Role::Free, other }));
                 }
                 Some(_) => {}
                 None => {
                     chosen.insert(sc, (s.layout, thin_fragment_values(registers), Role::Free));
+                    given_by.insert(sc, e.op);
                     progress = true;
                 }
             }
@@ -630,7 +647,7 @@ fn propagate_slices(
             chosen.insert(c, (l, n, Role::Free));
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Runs layout assignment on every function of a module: writes `#linear<...>` layouts into every register
