@@ -148,7 +148,7 @@ impl<'f, 'a> Machine<'f, 'a> {
                     self.slots[param.index()] = Slot::Global(index);
                 }
                 (Type::Scalar(s), ArgValue::Scalar(s2, x)) if s == s2 => {
-                    let v = arith::cast(*s, *x).map_err(|_| InterpError::ArgType {
+                    let v = arith::cast(*s, *s, *x).map_err(|_| InterpError::ArgType {
                         span,
                         index,
                         name: name.clone(),
@@ -349,7 +349,7 @@ impl<'f, 'a> Machine<'f, 'a> {
             AnyOp::Constant(c) => {
                 let (r, ty) = self.result(op)?;
                 let elem = ty.as_scalar().ok_or_else(|| malformed(op, "produces a scalar"))?;
-                let v = arith::cast(elem, c.value.as_f64()).map_err(|e| arith_error(op, e))?;
+                let v = arith::cast(elem, elem, c.value.as_f64()).map_err(|e| arith_error(op, e))?;
                 self.set(r, Slot::Scalar(v));
             }
             AnyOp::BlockId(typed::BlockId { dim }) | AnyOp::GridDim(typed::GridDim { dim }) => {
@@ -436,12 +436,13 @@ impl<'f, 'a> Machine<'f, 'a> {
                 let (r, ty) = self.result(op)?;
                 let to = ty.element_type();
                 let source = c.source;
+                let from = self.body.ty(source).element_type();
                 let slot = match self.get(op, source)? {
-                    Slot::Scalar(x) => Slot::Scalar(arith::cast(to, *x).map_err(|e| arith_error(op, e))?),
+                    Slot::Scalar(x) => Slot::Scalar(arith::cast(from, to, *x).map_err(|e| arith_error(op, e))?),
                     Slot::Tile(_) => {
                         let (t, _) = self.tile(op, source)?;
                         self.charge(t.len() as u64, op.span)?;
-                        let out = t.iter().map(|&x| arith::cast(to, x)).collect::<Result<Vec<_>, _>>();
+                        let out = t.iter().map(|&x| arith::cast(from, to, x)).collect::<Result<Vec<_>, _>>();
                         Slot::Tile(Rc::new(out.map_err(|e| arith_error(op, e))?))
                     }
                     _ => return Err(malformed(op, "casts scalars and register tiles only")),
