@@ -5,11 +5,12 @@
 //! layout (an mma's accumulator and result, a cast's source and result, ...). When a `tile.mma` needs its
 //! operand in a layout other than the one its class already has, the class is split: a
 //! `tile.convert_layout` of the operand is placed just before the mma, and the mma reads the converted
-//! value, whose class then takes the mma's layout. A thin tile (`1xN`, `Mx1`) takes the slice of the layout of
-//! the tile it is reduced from or broadcast to ([`crate::slice_layout`]); when two such edges give one class of
-//! thin tiles different slices (a row vector broadcast against two tiles of different layouts), the second
-//! edge gets the conversion: of its source before a `tile.broadcast`, of its result after a `tile.reduce`.
-//! Repeats until no conflict is left.
+//! value, whose class then takes the mma's layout. A `tile.transpose` whose result is required in a layout
+//! that is not the transpose of its source's gets a conversion of its source the same way. A thin tile (`1xN`,
+//! `Mx1`) takes the slice of the layout of the tile it is reduced from or broadcast to
+//! ([`crate::slice_layout`]); when two such edges give one class of thin tiles different slices (a row vector
+//! broadcast against two tiles of different layouts), the second edge gets the conversion: of its source
+//! before a `tile.broadcast`, of its result after a `tile.reduce`. Repeats until no conflict is left.
 //!
 //! **Kind** ([`register_permutation`]). Both layouts are linear maps from (`register`, `lane`, `warp`) to
 //! (`row`, `col`). When the lane and warp bases of source and destination agree and the register bases are
@@ -58,6 +59,14 @@ pub fn insert_conversions(func: &mut Func) -> Result<usize, Diagnostic> {
             }
             Some(typed::AnyOp::Reduce(_)) => {
                 convert_after(func, op, operand).ok_or_else(|| conflict_error(func, &conflict))?;
+                inserted += 1;
+                continue;
+            }
+            Some(typed::AnyOp::Transpose(t)) => {
+                // A transpose whose two sides are required in layouts that are not each other's transpose:
+                // convert its source.
+                let converted = convert_before(func, op, t.source).ok_or_else(|| conflict_error(func, &conflict))?;
+                func.body.op_mut(op).set_from(typed::Transpose { source: converted });
                 inserted += 1;
                 continue;
             }

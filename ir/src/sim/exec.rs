@@ -641,6 +641,7 @@ impl Warp {
             | AnyOp::Reduce(_)
             | AnyOp::Broadcast(_)
             | AnyOp::Iota(_)
+            | AnyOp::Transpose(_)
             | AnyOp::TileBarrier(_) => {
                 return Err(SimError::Unsupported {
                     span: op.span,
