@@ -35,7 +35,9 @@
 //! layout of a class, [`crate::layout_conversion`] splits the class with a `tile.convert_layout`. A class that no mma constrains gets a default
 //! ([`default_layout`]): the m16n8k16 A fragment for 16-bit elements, the m16n8 accumulator for 32-bit
 //! ones and the m16n8k32 A fragment for 8-bit ones, tiled over the warps without replication where the
-//! tile allows it.
+//! tile allows it. A tile smaller than that fragment along an axis (`1x4xf32`, `4x64xf32`, `1x8xf16`) takes the
+//! default layout of the smallest tile of whole fragments that covers it, cropped to its extents
+//! ([`crate::slice_layout::crop`]): the lanes and warps that would hold elements past its edge hold copies.
 //!
 //! Shared tiles are left alone: without a layout they are row-major; the swizzle pass may give them
 //! one, and the lowering reads it from the type.
@@ -229,7 +231,8 @@ pub enum Role {
     Free,
 }
 
-/// The default layout of a register tile that no mma constrains, with its per-thread fragment size.
+/// The default layout of a register tile that no mma constrains, with its per-thread fragment size. A tile
+/// smaller than the fragment along an axis gets the crop of the covering tile's layout (module docs).
 pub fn default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u32) -> Result<(LinearLayout, u32), String> {
     let (name, values) = match elem.bit_width() {
         16 => ("ldmatrix.x4", 8),
@@ -239,6 +242,15 @@ pub fn default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u32) ->
     };
     let h = hardware_layout(name).ok_or_else(|| format!("no hardware layout '{name}'"))?;
     let (rows, cols) = (pow2("rows", rows)?, pow2("cols", cols)?);
+    if rows < h.rows || cols < h.cols {
+        // Smaller than one fragment along an axis: the layout of the smallest tile of whole fragments that
+        // covers it, cropped (the threads past the tile's edge hold copies; `slice_layout::crop`).
+        let (pr, pc) = (rows.max(h.rows), cols.max(h.cols));
+        let (parent, _) = default_layout(u64::from(pr), u64::from(pc), elem, num_warps)?;
+        let cropped = crate::slice_layout::crop(&parent, rows, cols)?;
+        let registers = cropped.layout.in_dim_size("register").unwrap_or(1);
+        return Ok((cropped.layout, values.min(registers)));
+    }
     if rows % h.rows != 0 || cols % h.cols != 0 {
         return Err(format!("a {rows}x{cols} '{elem}' register tile is not a multiple of the {}x{} fragment '{name}'", h.rows, h.cols));
     }
@@ -391,7 +403,9 @@ pub fn live_values(func: &Func) -> Vec<Value> {
 }
 
 /// Two requirements on one class of register tiles: `operand` of the mma `op` needs a layout (as `role`)
-/// other than the one the op `other` already requires of its class.
+/// other than the one the op `other` already requires of its class; or (`role` [`Role::Free`]) the thin side
+/// `operand` of the reduce or broadcast `op` needs the slice of its parent's layout, and the edge `other` gave
+/// its class another slice.
 #[derive(Clone, Debug)]
 pub struct LayoutConflict {
     pub op: OpId,
@@ -400,16 +414,27 @@ pub struct LayoutConflict {
     pub other: OpId,
 }
 
+impl LayoutConflict {
+    /// What the conflict is, for a diagnostic.
+    pub fn describe(&self, func: &Func) -> String {
+        match func.body.op(self.op).kind {
+            tilec_ir::OpKind::Mma => format!("operand {:?} of this 'tile.mma' needs a layout that another op already requires differently", self.role),
+            tilec_ir::OpKind::Transpose => "the source of this 'tile.transpose' needs a layout that another op already requires differently".into(),
+            kind => format!(
+                "the {} of this '{kind}' needs the slice of the other side's layout, and another op gives it a different one",
+                if kind == tilec_ir::OpKind::Reduce { "result" } else { "source" }
+            ),
+        }
+    }
+}
+
 /// Solves the layouts of one function (does not change it); a conflict is an error (layout assignment
 /// resolves them with conversions first, [`crate::layout_conversion::insert_conversions`]).
 pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
     match solve_layouts_or_conflict(func)? {
         Ok(solution) => Ok(solution),
-        Err(c) => Err(Diagnostic::error(
-            op_span(func, c.op),
-            format!("operand {:?} of this 'tile.mma' needs a layout that another op already requires differently; run layout-assignment, which inserts a conversion", c.role),
-        )
-        .with_note_at(op_span(func, c.other), "the other requirement comes from here")),
+        Err(c) => Err(Diagnostic::error(op_span(func, c.op), format!("{}; run layout-assignment, which inserts a conversion", c.describe(func)))
+            .with_note_at(op_span(func, c.other), "the other requirement comes from here")),
     }
 }
 
@@ -529,7 +554,7 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
         let Some(t) = body.ty(v).as_tile() else { continue };
         let span = body.value(v).span;
         let Some(&[rows, cols]) = t.static_shape().as_deref() else {
-            return Err(Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment")));
+            return Err(not_rank2(span, t));
         };
         let (l, n) = if rows == 1 || cols == 1 {
             thin_default_layout(rows, cols, t.elem, warps)
@@ -539,7 +564,9 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
         .map_err(|m| Diagnostic::error(span, format!("no layout for '{t}': {m}")))?;
         chosen.insert(c, (l, n, Role::Free));
     }
-    propagate_slices(func, &edges, &mut classes, &mut chosen, warps)?;
+    if let Some(conflict) = propagate_slices(func, &edges, &mut classes, &mut chosen, warps)? {
+        return Ok(Err(conflict));
+    }
     for e in &transposes {
         let (cs, cr) = (classes.class_of(e.source), classes.class_of(e.result));
         let agree = match (chosen.get(&cs), chosen.get(&cr)) {
@@ -554,6 +581,16 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
         }
     }
     Ok(Ok(LayoutSolution { classes, chosen, mmas }))
+}
+
+/// The error for a register tile without a static rank-2 shape; a 1-D one is told to be a row or a column.
+fn not_rank2(span: Span, t: &tilec_ir::TileType) -> Diagnostic {
+    let d = Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment"));
+    if t.rank() == 1 {
+        d.with_note("register and shared tiles are 2-D: write a vector as a 1xN row or an Mx1 column (a 1-D global tile copies to and from either)")
+    } else {
+        d
+    }
 }
 
 // ---- transposes ------------------------------------------------------------------------------------------------
@@ -646,14 +683,18 @@ pub fn thin_default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u3
 }
 
 /// Gives every thin side of an edge the slice of its parent's layout (repeating while a slice is itself a parent,
-/// `1xN` → `1x1`); two different slices for one class are an error (no layout conversion yet).
+/// `1xN` → `1x1`). A thin class that two edges give different slices (a row vector broadcast against two tiles
+/// of different layouts) is a conflict at the second edge, which [`crate::layout_conversion::insert_conversions`]
+/// resolves with a `tile.convert_layout` of its thin side.
 fn propagate_slices(
     func: &Func,
     edges: &[SliceEdge],
     classes: &mut LayoutClasses,
     chosen: &mut HashMap<Value, (LinearLayout, u32, Role)>,
     warps: u32,
-) -> Result<(), Diagnostic> {
+) -> Result<Option<LayoutConflict>, Diagnostic> {
+    // The edge that gave each thin class its layout (for the conflict's note).
+    let mut given_by: HashMap<Value, OpId> = HashMap::new();
     let mut progress = true;
     while progress {
         progress = false;
@@ -666,14 +707,13 @@ fn propagate_slices(
             let registers = s.layout.in_dim_size("register").unwrap_or(1);
             match chosen.get(&sc) {
                 Some((l, _, _)) if *l != s.layout => {
-                    return Err(Diagnostic::error(
-                        span,
-                        format!("the {}-side tile of this op needs the slice of the other side's layout, but another op gives it a different layout; layout conversion is not supported yet", if func.body.op(e.op).kind == tilec_ir::OpKind::Reduce { "result" } else { "source" }),
-                    ));
+                    let other = given_by.get(&sc).copied().unwrap_or(e.op);
+                    return Ok(Some(LayoutConflict { op: e.op, operand: e.slice, role: Role::Free, other }));
                 }
                 Some(_) => {}
                 None => {
                     chosen.insert(sc, (s.layout, thin_fragment_values(registers), Role::Free));
+                    given_by.insert(sc, e.op);
                     progress = true;
                 }
             }
@@ -689,13 +729,13 @@ fn propagate_slices(
             let Some(t) = func.body.ty(v).as_tile() else { continue };
             let span = op_span(func, e.op);
             let Some(&[rows, cols]) = t.static_shape().as_deref() else {
-                return Err(Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment")));
+                return Err(not_rank2(span, t));
             };
             let (l, n) = thin_default_layout(rows, cols, t.elem, warps).map_err(|m| Diagnostic::error(span, format!("no layout for '{t}': {m}")))?;
             chosen.insert(c, (l, n, Role::Free));
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Runs layout assignment on every function of a module: writes `#linear<...>` layouts into every register

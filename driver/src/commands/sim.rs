@@ -103,7 +103,8 @@ fn lower_and_compare(
         let mut bad = 0;
         let mut max_abs = 0.0f64;
         for (&g, &w) in got.values.iter().zip(&want.values) {
-            if g == w {
+            // Two NaNs agree (as in `tilec compare`).
+            if g == w || g.is_nan() && w.is_nan() {
                 exact += 1;
                 continue;
             }

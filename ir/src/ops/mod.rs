@@ -555,7 +555,7 @@ define_ops! {
         attributes: [],
         results: NONE,
         format: Some("$src[$src_indices] , $dst attr-dict"),
-        summary: "Copies the window of a global tile at the given offset, shaped like the shared tile, into it; elements outside the global tile read as zero. A global tile of higher rank than the shared tile is indexed on every axis and its leading indices pick a slice (`%A[%b, %m0, %k0]` of a rank-3 `%A` into a 2-D shared tile: batching).",
+        summary: "Copies the window of a global tile at the given offset, shaped like the shared tile, into it; elements outside the global tile read as zero. A global tile of higher rank than the shared tile is indexed on every axis and its leading indices pick a slice (`%A[%b, %m0, %k0]` of a rank-3 `%A` into a 2-D shared tile: batching). A 1-D global tile (a vector) is copied as the row of a `1xN` shared tile or the column of an `Mx1` one (`%bias[%n0]`).",
     }
     CopyS2R = "tile.copy_s2r" {
         operands: [src: One, src_indices: Variadic],
@@ -576,7 +576,7 @@ define_ops! {
         attributes: [],
         results: NONE,
         format: Some("$value , $dst[$dst_indices] attr-dict"),
-        summary: "Stores a register tile into the window of a global tile at the given offset; elements outside the global tile are dropped. As for `tile.copy_g2s`, the leading indices of a global tile of higher rank pick a slice (`%C[%b, %m0, %n0]`).",
+        summary: "Stores a register tile into the window of a global tile at the given offset; elements outside the global tile are dropped. As for `tile.copy_g2s`, the leading indices of a global tile of higher rank pick a slice (`%C[%b, %m0, %n0]`), and a `1xN` or `Mx1` tile is stored into a 1-D global tile as its row or column (`%v[%n0]`).",
     }
     Mma = "tile.mma" {
         operands: [a: One, b: One, c: One],

@@ -579,10 +579,11 @@ impl Warp {
             }
             AnyOp::Cast(typed::Cast { source: src }) => {
                 let elem = rty.as_ref().map_or(ScalarType::F32, Type::element_type);
+                let from = ctx.func.body.ty(src).element_type();
                 for lane in lanes(mask) {
                     let v = match self.val(src, lane) {
-                        Val::Num(x) => Val::Num(round_to(elem, *x)),
-                        Val::Vector(xs) => Val::Vector(xs.iter().map(|&x| round_to(elem, x)).collect()),
+                        Val::Num(x) => Val::Num(crate::data::convert(from, elem, *x)),
+                        Val::Vector(xs) => Val::Vector(xs.iter().map(|&x| crate::data::convert(from, elem, x)).collect()),
                         _ => return Err(self.undefined(ctx, op, lane)),
                     };
                     self.set(op.results[0], lane, v);
