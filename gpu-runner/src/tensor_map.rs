@@ -81,7 +81,7 @@ pub fn encode_args(p: &TensorMapParam) -> Result<EncodeArgs, String> {
         return Err(format!("box extent {n} is outside 1..=256"));
     }
     let inner = p.box_shape[rank - 1] * e;
-    if inner % 16 != 0 || (swizzle != 0 && inner > span) {
+    if !inner.is_multiple_of(16) || (swizzle != 0 && inner > span) {
         return Err(format!("the box's inner extent is {inner} bytes: a multiple of 16, at most {span} with the {} swizzle", p.swizzle));
     }
     let global_dim: Vec<u64> = p.shape.iter().rev().copied().collect();
@@ -89,7 +89,7 @@ pub fn encode_args(p: &TensorMapParam) -> Result<EncodeArgs, String> {
     let mut stride = e;
     for &n in &global_dim[..rank - 1] {
         stride *= n;
-        if stride % 16 != 0 || stride >= 1 << 40 {
+        if !stride.is_multiple_of(16) || stride >= 1 << 40 {
             return Err(format!(
                 "the tensor {:?} has a row pitch of {stride} bytes; TMA needs a multiple of 16 (pad the innermost extent to a multiple of {})",
                 p.shape,
@@ -123,7 +123,7 @@ unsafe impl cudarc::driver::DeviceRepr for TensorMapArg {}
 /// Encodes the tensor map of `args` over the tensor at device address `address` (16-byte aligned).
 pub fn encode(args: &EncodeArgs, address: u64) -> Result<TensorMapArg, String> {
     use cudarc::driver::sys;
-    if address % 16 != 0 {
+    if !address.is_multiple_of(16) {
         return Err(format!("the tensor's address {address:#x} is not 16-byte aligned"));
     }
     let data_type = match args.data_type {

@@ -138,6 +138,13 @@ pub(super) struct ThreadCopies {
     pub groups: VecDeque<Vec<PendingCopy>>,
 }
 
+/// A byte range `[start, end)` of shared memory.
+type ByteRange = (u64, u64);
+
+/// One thread's TMA stores whose shared source is still being read: those not yet committed, and the
+/// committed bulk async-groups, oldest first.
+type BulkGroups = (Vec<ByteRange>, VecDeque<Vec<ByteRange>>);
+
 /// Shared memory of one block plus the asynchronous copies in flight.
 #[derive(Clone, Debug)]
 pub(super) struct BlockShared {
@@ -148,7 +155,7 @@ pub(super) struct BlockShared {
     /// For each byte, how many TMA stores not yet waited for still read it.
     bulk_reading: Vec<u16>,
     /// Per thread: the byte ranges its TMA stores read, not yet committed, and the committed bulk groups.
-    bulk: Vec<(Vec<(u64, u64)>, VecDeque<Vec<(u64, u64)>>)>,
+    bulk: Vec<BulkGroups>,
     /// Whether generic-proxy shared writes are tracked for the async-proxy fence (kernels with TMA stores).
     pub track_generic_writes: bool,
     /// Per warp, the shared byte ranges it wrote through the generic proxy since its last
