@@ -153,6 +153,29 @@ pub fn op_tensor_map(func: &Func, id: OpId) -> Option<TensorMap> {
     }
 }
 
+/// The shared tiles of swizzled TMA ops and the alignment their swizzle mode needs (its repeat, more than
+/// [`crate::shared_memory::SHARED_ALIGN`]): the swizzle is a function of the shared address, so the tile must
+/// start at a multiple of the repeat for the pattern to be the tile's own. The placement
+/// ([`crate::shared_memory::place_shared_allocations`]) and the backends' arrays honour it.
+pub fn tile_alignments(func: &Func) -> std::collections::HashMap<Value, u64> {
+    let body = &func.body;
+    let mut align = std::collections::HashMap::new();
+    body.walk(func.entry, &mut |id| {
+        let shared = match body.op(id).view::<typed::TmaAsyncLoad>() {
+            Some(load) => Some(load.dst),
+            None => body.op(id).view::<typed::TmaAsyncStore>().map(|s| s.src),
+        };
+        if let (Some(shared), Some(map)) = (shared, op_tensor_map(func, id)) {
+            let need = map.swizzle.repeat_bytes();
+            if need > crate::shared_memory::SHARED_ALIGN {
+                let entry = align.entry(shared).or_insert(need);
+                *entry = (*entry).max(need);
+            }
+        }
+    });
+    align
+}
+
 /// Every distinct tensor map of the kernel's TMA ops, in order of first use: the kernel's tensor-map
 /// parameters, in order.
 pub fn kernel_tensor_maps(func: &Func) -> Vec<TensorMap> {

@@ -57,7 +57,7 @@ impl<'a> Kernel<'a> {
             shared: SharedPlan::new(func)?,
             written: written_arguments(func),
             tensor_maps,
-            shared_align: tma_tile_alignments(func),
+            shared_align: tilec_ir::tma::tile_alignments(func),
         })
     }
 
@@ -148,26 +148,6 @@ impl<'a> Kernel<'a> {
 /// An error at `op` of `func`.
 pub(crate) fn unsupported(func: &Func, op: &Operation, message: impl Into<String>) -> TranslateError {
     TranslateError::Unsupported { kernel: func.name.clone(), op: op.kind.name(), span: op.span, message: message.into() }
-}
-
-/// The shared tiles of swizzled TMA ops and the alignment their swizzle mode needs.
-fn tma_tile_alignments(func: &Func) -> HashMap<Value, u64> {
-    let body = &func.body;
-    let mut align = HashMap::new();
-    body.walk(func.entry, &mut |id| {
-        let shared = match body.op(id).view::<typed::TmaAsyncLoad>() {
-            Some(load) => Some(load.dst),
-            None => body.op(id).view::<typed::TmaAsyncStore>().map(|s| s.src),
-        };
-        if let (Some(shared), Some(map)) = (shared, tilec_ir::tma::op_tensor_map(func, id)) {
-            let need = map.swizzle.repeat_bytes().max(SHARED_ALIGN);
-            if need > SHARED_ALIGN {
-                let entry = align.entry(shared).or_insert(need);
-                *entry = (*entry).max(need);
-            }
-        }
-    });
-    align
 }
 
 /// The arguments some op writes (`nvgpu.store` into a global tile, a TMA store).
