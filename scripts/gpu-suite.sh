@@ -139,12 +139,15 @@ prepare)
     "$TILEC" bundle examples/gemm_batched.tir -o "$DEV/$out/gemm_batched_5x200x72x40" --arg A=5x200x40 --arg B=5x40x72 --arg C=5x200x72 "${b[@]}"
     # Reductions, broadcasts and masks (issue 16): row softmax, ragged in both extents.
     "$TILEC" bundle examples/softmax.tir -o "$DEV/$out/softmax_100x150" --arg x=100x150 --arg y=100x150 "${b[@]}"
-    # Flash-attention forward (issue 17): K passed as the #col_major Kᵀ [d, heads*S]; ragged S (masked last
-    # key block, dropped query rows), several heads on grid z; causal (skipped and masked blocks); head dim 128.
-    "$TILEC" bundle examples/attention_fwd.tir -o "$DEV/$out/attention_fwd_2x100x64" --arg Q=2x100x64 --arg K=64x200 --arg V=2x100x64 --arg O=2x100x64 "${b[@]}"
-    "$TILEC" bundle examples/attention_fwd.tir -o "$DEV/$out/attention_fwd_4x256x64" --arg Q=4x256x64 --arg K=64x1024 --arg V=4x256x64 --arg O=4x256x64 "${b[@]}"
-    "$TILEC" bundle examples/attention_fwd_causal.tir -o "$DEV/$out/attention_fwd_causal_2x150x64" --arg Q=2x150x64 --arg K=64x300 --arg V=2x150x64 --arg O=2x150x64 "${b[@]}"
-    "$TILEC" bundle examples/attention_fwd_d128.tir -o "$DEV/$out/attention_fwd_d128_2x100x128" --arg Q=2x100x128 --arg K=128x200 --arg V=2x100x128 --arg O=2x100x128 "${b[@]}"
+    # Flash-attention forward (issue 17): Q, K, V, O all [batch*heads, S, d] row-major; ragged S (masked last
+    # key block, dropped query rows), several heads on grid z; causal (skipped and masked blocks); head dim 128
+    # from the same files (--param D=128); a 128-row query block over 8 warps with 64-key blocks.
+    "$TILEC" bundle examples/attention_fwd.tir -o "$DEV/$out/attention_fwd_2x100x64" --arg Q=2x100x64 --arg K=2x100x64 --arg V=2x100x64 --arg O=2x100x64 "${b[@]}"
+    "$TILEC" bundle examples/attention_fwd.tir -o "$DEV/$out/attention_fwd_4x256x64" --arg Q=4x256x64 --arg K=4x256x64 --arg V=4x256x64 --arg O=4x256x64 "${b[@]}"
+    "$TILEC" bundle examples/attention_fwd_causal.tir -o "$DEV/$out/attention_fwd_causal_2x150x64" --arg Q=2x150x64 --arg K=2x150x64 --arg V=2x150x64 --arg O=2x150x64 "${b[@]}"
+    "$TILEC" bundle examples/attention_fwd.tir --param D=128 -o "$DEV/$out/attention_fwd_d128_2x100x128" --arg Q=2x100x128 --arg K=2x100x128 --arg V=2x100x128 --arg O=2x100x128 "${b[@]}"
+    "$TILEC" bundle examples/attention_fwd_causal.tir --param D=128 -o "$DEV/$out/attention_fwd_causal_d128_2x150x128" --arg Q=2x150x128 --arg K=2x150x128 --arg V=2x150x128 --arg O=2x150x128 "${b[@]}"
+    "$TILEC" bundle examples/attention_fwd.tir --param D=128 --param BM=128 --param num_warps=8 --param BN=64 -o "$DEV/$out/attention_fwd_d128_bm128_2x300x128" --arg Q=2x300x128 --arg K=2x300x128 --arg V=2x300x128 --arg O=2x300x128 "${b[@]}"
     "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${b[@]}"
     "$TILEC" bundle examples/layernorm.tir -o "$DEV/$out/layernorm_100x150" --arg x=100x150 --arg gamma=1x150 --arg beta=1x150 --arg y=100x150 "${b[@]}"
     # Hopper (issue 18): two warps meeting at an mbarrier three times (try_wait.parity loops), and the wgmma

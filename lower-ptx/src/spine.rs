@@ -635,6 +635,7 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         | AnyOp::Reduce(_)
         | AnyOp::Broadcast(_)
         | AnyOp::Iota(_)
+        | AnyOp::Transpose(_)
         | AnyOp::TileBarrier(_) => {
             Err(kernel.unsupported(op, "it is a tile-level op; lower the kernel to the nvgpu dialect first"))
         }

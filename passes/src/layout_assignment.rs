@@ -22,6 +22,12 @@
 //!    The warp index is `w = w_m + wm * w_n`. For B the n-repetition comes first so that two
 //!    neighbouring n8 fragments form one 16x16 `ldmatrix.x4.trans` (see `lower::copy_plan`).
 //!
+//! A `tile.transpose` relates two classes instead of tying them: a requirement on either side gives the
+//! other side the same layout with `row` and `col` exchanged (the same registers hold the transposed
+//! elements), so `tile.mma %q, tile.transpose(%k)` asks of `%k` the transpose of the B fragment layout,
+//! which the copy plan loads from a row-major `[N, K]` tile with `ldmatrix` without `.trans`. Where both
+//! sides already have requirements that disagree, the source is converted first (like an mma operand).
+//!
 //! Layouts then spread through the values that must share them: the accumulator and the result of an
 //! mma, the four faces of a loop-carried value (init, block argument, yield operand, result), the
 //! operands and results of elementwise ops, `tile.select` and `tile.cast`. Each such class of values
@@ -460,6 +466,32 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
         }
         mmas.push((id, asg));
     }
+    // A `tile.transpose` carries a requirement across, row and col exchanged, both ways, until nothing changes.
+    let transposes = transpose_edges(func, &ops);
+    let mut progress = true;
+    while progress {
+        progress = false;
+        for e in &transposes {
+            let (cs, cr) = (classes.class_of(e.source), classes.class_of(e.result));
+            match (reqs.get(&cs).cloned(), reqs.get(&cr).cloned()) {
+                (Some(s), Some(r)) => {
+                    if transposed(&s.layout, e.op, func)? != r.layout || s.values != r.values {
+                        // The source is converted to the transpose of what the result needs.
+                        return Ok(Err(LayoutConflict { op: e.op, operand: e.source, role: Role::Free, other: s.op }));
+                    }
+                }
+                (Some(s), None) => {
+                    reqs.insert(cr, Requirement { layout: transposed(&s.layout, e.op, func)?, values: s.values, role: Role::Free, op: e.op });
+                    progress = true;
+                }
+                (None, Some(r)) => {
+                    reqs.insert(cs, Requirement { layout: transposed(&r.layout, e.op, func)?, values: r.values, role: Role::Free, op: e.op });
+                    progress = true;
+                }
+                (None, None) => {}
+            }
+        }
+    }
     // Every register tile value gets its class's layout, or a default; the thin side of a reduce or broadcast
     // gets the slice of its parent's (below).
     let edges = slice_edges(func, &ops);
@@ -480,6 +512,20 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
             chosen.insert(c, (r.layout.clone(), r.values, r.role));
             continue;
         }
+        // The other side of a transpose that already has a layout: its transpose.
+        let mut across = None;
+        for e in &transposes {
+            let (cs, cr) = (classes.class_of(e.source), classes.class_of(e.result));
+            let other = if cs == c { cr } else if cr == c { cs } else { continue };
+            if let Some((l, n, _)) = chosen.get(&other) {
+                across = Some((transposed(l, e.op, func)?, *n));
+                break;
+            }
+        }
+        if let Some((l, n)) = across {
+            chosen.insert(c, (l, n, Role::Free));
+            continue;
+        }
         let Some(t) = body.ty(v).as_tile() else { continue };
         let span = body.value(v).span;
         let Some(&[rows, cols]) = t.static_shape().as_deref() else {
@@ -494,7 +540,48 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
         chosen.insert(c, (l, n, Role::Free));
     }
     propagate_slices(func, &edges, &mut classes, &mut chosen, warps)?;
+    for e in &transposes {
+        let (cs, cr) = (classes.class_of(e.source), classes.class_of(e.result));
+        let agree = match (chosen.get(&cs), chosen.get(&cr)) {
+            (Some((ls, ns, _)), Some((lr, nr, _))) => transposed(ls, e.op, func)? == *lr && ns == nr,
+            _ => false,
+        };
+        if !agree {
+            return Err(Diagnostic::error(
+                op_span(func, e.op),
+                "no layouts for this 'tile.transpose': its source and result get layouts from other ops that are not each other's transpose (a thin tile's slice layout, or a loop-carried value tied to both sides); layout conversion is not placed here yet",
+            ));
+        }
+    }
     Ok(Ok(LayoutSolution { classes, chosen, mmas }))
+}
+
+// ---- transposes ------------------------------------------------------------------------------------------------
+
+/// A `tile.transpose`: `result` has the layout of `source` with `row` and `col` exchanged.
+#[derive(Clone, Copy, Debug)]
+pub struct TransposeEdge {
+    pub source: Value,
+    pub result: Value,
+    pub op: OpId,
+}
+
+/// The transpose ops of a function as edges.
+pub fn transpose_edges(func: &Func, ops: &[OpId]) -> Vec<TransposeEdge> {
+    ops.iter()
+        .filter_map(|&id| {
+            let op = func.body.op(id);
+            let t = op.view::<typed::Transpose>()?;
+            Some(TransposeEdge { source: t.source, result: op.result()?, op: id })
+        })
+        .collect()
+}
+
+/// `layout` with `row` and `col` exchanged: the layout of the transposed tile in the same registers.
+pub fn transposed(layout: &LinearLayout, op: OpId, func: &Func) -> Result<LinearLayout, Diagnostic> {
+    layout
+        .exchange_outs("row", "col")
+        .map_err(|e| Diagnostic::error(op_span(func, op), format!("no transposed layout for this 'tile.transpose': {e}")))
 }
 
 // ---- slice layouts of reductions and broadcasts (issue 16) ------------------------------------------------------

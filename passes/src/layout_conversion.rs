@@ -5,7 +5,9 @@
 //! layout (an mma's accumulator and result, a cast's source and result, ...). When a `tile.mma` needs its
 //! operand in a layout other than the one its class already has, the class is split: a
 //! `tile.convert_layout` of the operand is placed just before the mma, and the mma reads the converted
-//! value, whose class then takes the mma's layout. Repeats until no conflict is left.
+//! value, whose class then takes the mma's layout. A `tile.transpose` whose result is required in a layout
+//! that is not the transpose of its source's gets a conversion of its source the same way. Repeats until no
+//! conflict is left.
 //!
 //! **Kind** ([`register_permutation`]). Both layouts are linear maps from (`register`, `lane`, `warp`) to
 //! (`row`, `col`). When the lane and warp bases of source and destination agree and the register bases are
@@ -45,6 +47,19 @@ pub fn insert_conversions(func: &mut Func) -> Result<usize, Diagnostic> {
         }
         let LayoutConflict { op, operand, role, .. } = conflict;
         let span = func.body.op(op).span;
+        if let Some(t) = func.body.op(op).view::<typed::Transpose>() {
+            // A transpose whose two sides are required in layouts that are not each other's transpose: convert
+            // its source.
+            let Some(mut ty) = func.body.ty(t.source).as_tile().cloned() else { return Err(conflict_error(func, &conflict)) };
+            ty.layout = None;
+            let spec = typed::ConvertLayout { source: t.source }.into_spec().result(Type::Tile(ty)).span(span);
+            let id = func.body.create_op(spec);
+            func.body.insert_before(op, id);
+            let Some(converted) = func.body.op(id).result() else { return Err(conflict_error(func, &conflict)) };
+            func.body.op_mut(op).set_from(typed::Transpose { source: converted });
+            inserted += 1;
+            continue;
+        }
         let Some(mma) = func.body.op(op).view::<typed::Mma>() else { return Err(conflict_error(func, &conflict)) };
         let Some(mut ty) = func.body.ty(operand).as_tile().cloned() else { return Err(conflict_error(func, &conflict)) };
         ty.layout = None;
@@ -65,6 +80,10 @@ pub fn insert_conversions(func: &mut Func) -> Result<usize, Diagnostic> {
 }
 
 fn conflict_error(func: &Func, c: &LayoutConflict) -> Diagnostic {
+    if func.body.op(c.op).kind == tilec_ir::OpKind::Transpose {
+        return Diagnostic::error(func.body.op(c.op).span, "the source of this 'tile.transpose' needs a layout that another op already requires differently")
+            .with_note_at(func.body.op(c.other).span, "the other requirement comes from here");
+    }
     Diagnostic::error(func.body.op(c.op).span, format!("operand {:?} of this 'tile.mma' needs a layout that another op already requires differently", c.role))
         .with_note_at(func.body.op(c.other).span, "the other requirement comes from here")
 }

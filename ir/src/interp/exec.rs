@@ -473,6 +473,7 @@ impl<'f, 'a> Machine<'f, 'a> {
             AnyOp::Reduce(r) => self.exec_reduce(op, &r)?,
             AnyOp::Broadcast(b) => self.exec_broadcast(op, b.source)?,
             AnyOp::Iota(i) => self.exec_iota(op, i.axis)?,
+            AnyOp::Transpose(t) => self.exec_transpose(op, t.source)?,
             AnyOp::Func(_) => return Err(malformed(op, "may only appear at the top level")),
             _ => return Err(InterpError::NvgpuOp { span: op.span, op: op.kind.name() }),
         }
@@ -534,6 +535,26 @@ impl<'f, 'a> Machine<'f, 'a> {
                 stride *= shape[d];
             }
             out.push(t[src]);
+        }
+        self.set(res, Slot::Tile(Rc::new(out)));
+        Ok(())
+    }
+
+    /// `tile.transpose`: element `(i, j)` of the result is element `(j, i)` of the source.
+    fn exec_transpose(&mut self, op: &Operation, source: Value) -> Result<(), InterpError> {
+        let (res, ty) = self.result(op)?;
+        let out_shape = value_shape(ty).ok_or_else(|| malformed(op, "produces a register tile"))?;
+        let (t, shape) = self.tile(op, source)?;
+        if shape.len() != 2 || out_shape.len() != 2 || shape[0] != out_shape[1] || shape[1] != out_shape[0] {
+            return Err(malformed(op, "exchanges the axes of a rank-2 tile"));
+        }
+        let (rows, cols) = (out_shape[0], out_shape[1]);
+        self.charge((rows * cols) as u64, op.span)?;
+        let mut out = Vec::with_capacity(rows * cols);
+        for i in 0..rows {
+            for j in 0..cols {
+                out.push(t[j * rows + i]);
+            }
         }
         self.set(res, Slot::Tile(Rc::new(out)));
         Ok(())

@@ -832,6 +832,12 @@ define_ops! {
         results: ONE, format: Some("$source attr-dict : type(results)"),
         summary: "Repeats a register tile along its axes of extent 1 to the result's shape (`tile.broadcast %m : tile<64x128xf32, reg>` of a 64x1 tile).",
     }
+    Transpose = "tile.transpose" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Exchanges the rows and columns of a rank-2 register tile (`tile.transpose %k : tile<64x32xf16, reg>` of a 32x64 tile; Triton's `tl.trans`). It moves no data: layout assignment gives the result the source's layout with `row` and `col` exchanged, so the lowering only renames registers (a row-major `[N, K]` tile copied to registers this way is the mma's `.col` B operand: `ldmatrix` without `.trans`).",
+    }
     Iota = "tile.iota" {
         operands: [],
         attributes: [

@@ -642,6 +642,7 @@ impl Warp {
             | AnyOp::Reduce(_)
             | AnyOp::Broadcast(_)
             | AnyOp::Iota(_)
+            | AnyOp::Transpose(_)
             | AnyOp::TileBarrier(_) => {
                 return Err(SimError::Unsupported {
                     span: op.span,

@@ -3,6 +3,7 @@
 use crate::body::{OpId, Operation, Value};
 use crate::ops::typed::{self, AnyOp};
 use crate::ops::{Literal, OpKind};
+use crate::layout::Layout;
 use crate::types::{Dim, MemorySpace, ScalarType, Type};
 use crate::verify::{mma_types_supported, Verifier};
 
@@ -45,6 +46,7 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp, parent:
         AnyOp::Reduce(r) => reduce(v, op, &r),
         AnyOp::Broadcast(b) => broadcast(v, op, b.source),
         AnyOp::Iota(i) => iota(v, op, i.axis),
+        AnyOp::Transpose(t) => transpose(v, op, t.source),
         _ => {}
     }
 }
@@ -467,6 +469,26 @@ fn broadcast(v: &mut Verifier<'_>, op: &Operation, source: Value) {
     let ok = shape.len() == out.len() && shape.iter().zip(&out).all(|(&a, &b)| a == b || a == 1);
     if !ok {
         v.error(op.span, format!("'tile.broadcast' repeats axes of extent 1: a {} tile cannot become {}", show_dims(&shape), show_dims(&out)));
+    }
+}
+
+/// `tile.transpose`: a rank-2 register tile to one of the exchanged shape and the same elements; where both
+/// carry linear layouts (after layout assignment), the result's is the source's with `row` and `col` exchanged.
+fn transpose(v: &mut Verifier<'_>, op: &Operation, source: Value) {
+    let Some(result) = v.result_type(op) else { return };
+    let Some((src, shape)) = static_reg_tile(v, op, v.ty(source), "its source") else { return };
+    let Some((dst, out)) = static_reg_tile(v, op, result, "its result") else { return };
+    if dst.elem != src.elem {
+        v.error(op.span, format!("'tile.transpose' result elements '{}' differ from the source's '{}'", dst.elem, src.elem));
+    }
+    if shape.len() != 2 || out.len() != 2 || shape[0] != out[1] || shape[1] != out[0] {
+        v.error(op.span, format!("'tile.transpose' exchanges the two axes of a rank-2 tile: a {} tile cannot become {}", show_dims(&shape), show_dims(&out)));
+        return;
+    }
+    if let (Some(Layout::Linear(a)), Some(Layout::Linear(b))) = (&src.layout, &dst.layout) {
+        if a.exchange_outs("row", "col").ok().as_ref() != Some(b) {
+            v.error(op.span, "the result layout of 'tile.transpose' must be the source's with 'row' and 'col' exchanged (the registers are only renamed)");
+        }
     }
 }
 
