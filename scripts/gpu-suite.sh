@@ -156,6 +156,11 @@ prepare)
     # assembled, not run: its register counts must fit what ptxas allocated, which nothing checks yet.)
     "$TILEC" bundle examples/hopper/mbarrier_rounds.tir -o "$DEV/$out/mbarrier_rounds" --target sm_90a --backend "$backend"
     "$TILEC" bundle tests/lit/backend/Inputs/wgmma_sync.tir -o "$DEV/$out/wgmma_sync" --target sm_90a --backend "$backend"
+    # TMA (issue 18): 64x64 boxes of a ragged 100x72 f16 tensor through tensor maps the runner encodes
+    # (cuTensorMapEncodeTiled, 128-byte swizzle), completing on an mbarrier; 2x + 1 in shared memory; TMA
+    # stores clipped at %B's edge; and with %B 128x128, the zero fill of the boxes' part outside %A.
+    "$TILEC" bundle examples/hopper/tma_copy.tir -o "$DEV/$out/tma_copy_100x72" --target sm_90a --backend "$backend" --arg A=100x72 --arg B=100x72 --grid 2,2,1
+    "$TILEC" bundle examples/hopper/tma_copy.tir -o "$DEV/$out/tma_copy_fill_128x128" --target sm_90a --backend "$backend" --arg A=100x72 --arg B=128x128 --grid 2,2,1
     # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
     "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
     # Back-to-back GEMM D = (A·B)·C with P kept in registers (issue 16): small-integer inputs make P exact in

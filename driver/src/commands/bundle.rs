@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use tilec_gpu_runner::tensor_map::TensorMapParam;
 use tilec_gpu_runner::{Buffer, Bundle, Param, RandomFill, TensorDesc};
 use tilec_ir::data::TensorData;
 use tilec_ir::interp::{self, ArgValue};
@@ -220,6 +221,23 @@ pub(crate) fn abi_params(func: &tilec_ir::Func, kernel: &KernelInfo, values: &[A
                 }),
             },
             (AbiRole::Extent(axis), ArgValue::Tensor(t)) => Param::I64(t.shape.get(*axis).copied().unwrap_or(0) as i64),
+            // A TMA tensor map over the argument's buffer (the pointer parameter before it), built at launch.
+            (AbiRole::TensorMap(k), ArgValue::Tensor(t)) => {
+                let map = kernel.tensor_maps.get(*k).ok_or_else(|| DriverError::Usage(format!("ABI names tensor map #{k}")))?;
+                let buffer = kernel
+                    .abi
+                    .iter()
+                    .position(|p| p.arg == abi.arg && p.role == AbiRole::Pointer)
+                    .ok_or_else(|| DriverError::Usage(format!("tensor map #{k}: argument '{name}' has no pointer parameter")))?;
+                Param::TensorMap(TensorMapParam {
+                    buffer,
+                    data_type: map.data_type,
+                    elem_bytes: t.elem.bit_width() / 8,
+                    shape: t.shape.iter().map(|&n| n as u64).collect(),
+                    box_shape: map.box_shape.clone(),
+                    swizzle: map.swizzle.clone(),
+                })
+            }
             (AbiRole::Value, ArgValue::Scalar(ty, x)) => match (ty, abi.ty.as_str()) {
                 (ScalarType::F32 | ScalarType::TF32, _) | (_, "f32") => Param::F32(*x as f32),
                 (_, "i32") => Param::I32(*x as i32),

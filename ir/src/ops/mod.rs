@@ -706,6 +706,42 @@ define_ops! {
         format: Some("$barriers[$mbar_id] , $phase_parity , $ticks attr-dict"),
         summary: "Waits until the phase of barrier `mbar_id` whose parity is `phase_parity` (an `i1`: 0 even, 1 odd) has completed (`mbarrier.try_wait.parity.shared.b64` in a loop, acquire at CTA scope; `ticks` is the suspend-time hint in ns).",
     }
+    // ---- nvgpu dialect: Hopper TMA (sm_90; issue 18), named and shaped like MLIR's `nvgpu.tma.*` ----------------
+    TmaAsyncLoad = "nvgpu.tma.async.load" {
+        operands: [tensor: One, coords: Variadic, barriers: One, mbar_id: One, dst: One, predicate: Optional],
+        attributes: [],
+        results: NONE,
+        format: Some("$tensor[$coords] , $barriers[$mbar_id] to $dst { , predicate = $predicate }? attr-dict"),
+        summary: "TMA load (`cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`): copies the box of the global tile argument `tensor` at `coords` (one `index` per axis, the tile's axis order; may be negative or past the end: those elements are zero-filled) into the whole shared tile `dst`, in the swizzle mode of `dst`'s layout, and completes the box's bytes on barrier `mbar_id` (expect them with `arrive.expect_tx`). The tensor map (`tensor`, box = `dst`'s shape, swizzle) is a kernel parameter the launcher builds (`cuTensorMapEncodeTiled`); with `predicate = %p`, only the threads where it is true issue.",
+    }
+    TmaAsyncStore = "nvgpu.tma.async.store" {
+        operands: [src: One, tensor: One, coords: Variadic, predicate: Optional],
+        attributes: [],
+        results: NONE,
+        format: Some("$src to $tensor[$coords] { , predicate = $predicate }? attr-dict"),
+        summary: "TMA store (`cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group`): writes the shared tile `src` (in the swizzle mode of its layout) as the box of the global tile argument `tensor` at `coords`; elements outside the tensor are not written. Shared writes of the generic proxy need `nvgpu.fence.proxy.async` before it; `src` may be overwritten only after `nvgpu.tma.commit_group` and a `nvgpu.tma.wait_group` covering it.",
+    }
+    TmaCommitGroup = "nvgpu.tma.commit_group" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Commits this thread's TMA stores issued so far as one bulk async-group (`cp.async.bulk.commit_group`).",
+    }
+    TmaWaitGroup = "nvgpu.tma.wait_group" {
+        operands: [],
+        attributes: [
+            num_groups("numGroups"): u32 = 0 ; "How many of this thread's bulk async-groups may stay pending (0..=7).",
+            read: bool = false ; "Wait only until the groups have read their shared-memory source (`.read`), not until their global writes are done.",
+        ],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Waits until at most `numGroups` of this thread's bulk async-groups are pending (`cp.async.bulk.wait_group[.read] N`).",
+    }
+    FenceProxyAsync = "nvgpu.fence.proxy.async" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Orders this thread's shared-memory accesses of the generic proxy (`nvgpu.store`, ...) with the async proxy's (a TMA store reading them, `wgmma`): `fence.proxy.async.shared::cta`.",
+    }
     // ---- nvgpu dialect: Hopper warpgroup MMA synchronization (sm_90a; issue 18), NVVM's `wgmma.*` -------------
     WgmmaFence = "nvgpu.wgmma.fence" {
         operands: [],

@@ -21,6 +21,10 @@ impl OpKind {
             | OpKind::MBarrierArrive
             | OpKind::MBarrierArriveExpectTx
             | OpKind::MBarrierTryWaitParity => Target::Sm90,
+            // TMA (`cp.async.bulk.tensor`) and the async proxy fence are sm_90.
+            OpKind::TmaAsyncLoad | OpKind::TmaAsyncStore | OpKind::TmaCommitGroup | OpKind::TmaWaitGroup | OpKind::FenceProxyAsync => {
+                Target::Sm90
+            }
             // wgmma is one of sm_90a's architecture-specific features.
             OpKind::WgmmaFence | OpKind::WgmmaCommitGroup | OpKind::WgmmaWaitGroup => Target::Sm90a,
             OpKind::SetMaxNRegInc | OpKind::SetMaxNRegDec => Target::Sm90a,
