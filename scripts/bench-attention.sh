@@ -21,31 +21,36 @@
 #      chooses, NO_NCU=1 skips): details page and raw metrics in OUT/logs.tgz with the text logs.
 set -euo pipefail
 
-# name  source  B*H  S  d  causal
+# name  source  B*H  S  d  causal  (the head dim is the kernel parameter D: --param D=d)
 CASES=(
   "d64 examples/attention_fwd.tir 128 4096 64 no"
-  "d128 examples/attention_fwd_d128.tir 128 4096 128 no"
-  "d128_s16k examples/attention_fwd_d128.tir 16 16384 128 no"
+  "d128 examples/attention_fwd.tir 128 4096 128 no"
+  "d128_s16k examples/attention_fwd.tir 16 16384 128 no"
   "causal_d64 examples/attention_fwd_causal.tir 128 4096 64 causal"
 )
 
-# bundle TILEC SRC DIR BH S D CAUSAL [EXTRA...]: one timing bundle. The K argument's shape follows the kernel's
-# declared rank (Kᵀ [d, BH*S] for rank 2, [BH, S, d] or [BH, d, S] for rank 3, read from the signature).
+# kshape SRC BH S D: the K argument's shape, following the kernel's declared rank (Kᵀ [d, BH*S] for rank 2,
+# [BH, S, d] or [BH, d, S] for rank 3, read from the signature).
+kshape() {
+  local src=$1 bh=$2 s=$3 d=$4 ksig dims
+  # The declared extents of %K, e.g. `?x?xD` from `%K: tile<?x?xDxf16, global>`.
+  ksig=$(grep -o '%K: tile<[^,>]*' "$src" | head -1)
+  dims=$(sed -E 's/^%K: tile<//; s/x[a-z][a-z0-9]*$//' <<<"$ksig")
+  case "$dims" in
+  *x*x*) case "$dims" in *"x${d}x"* | *"xDx"*) echo "${bh}x${d}x${s}" ;; *) echo "${bh}x${s}x${d}" ;; esac ;;
+  *) echo "${d}x$((bh * s))" ;;
+  esac
+}
+
+# bundle TILEC SRC DIR BH S D CAUSAL [EXTRA...]: one timing bundle (--param D=d and the EXTRA flags).
 bundle() {
   local tilec=$1 src=$2 dir=$3 bh=$4 s=$5 d=$6 causal=$7
   shift 7
   local flops=$((4 * bh * s * s * d))
   [ "$causal" = causal ] && flops=$((flops / 2))
-  local ksig dims kshape
-  # The declared extents of %K, e.g. `64x?` from `%K: tile<64x?xf16, global, #col_major>`.
-  ksig=$(grep -o '%K: tile<[^,>]*' "$src" | head -1)
-  dims=$(sed -E 's/^%K: tile<//; s/x[a-z][a-z0-9]*$//' <<<"$ksig")
-  case "$dims" in
-  *x*x*) case "$dims" in *"x${d}x"*) kshape=${bh}x${d}x${s} ;; *) kshape=${bh}x${s}x${d} ;; esac ;;
-  *) kshape=${d}x$((bh * s)) ;;
-  esac
   "$tilec" bundle "$src" -o "$dir" --target "${TARGET:-sm_90}" --no-oracle --repeat "${REPEAT:-20}" --warmup 3 --flops "$flops" \
-    --arg "Q=${bh}x${s}x${d}" --arg "K=$kshape" --arg "V=${bh}x${s}x${d}" --arg "O=${bh}x${s}x${d}" "$@" >/dev/null
+    --param "D=$d" --arg "Q=${bh}x${s}x${d}" --arg "K=$(kshape "$src" "$bh" "$s" "$d")" --arg "V=${bh}x${s}x${d}" \
+    --arg "O=${bh}x${s}x${d}" "$@" >/dev/null
 }
 
 case "${1:-}" in
@@ -80,25 +85,21 @@ prepare)
     (cd "$DEV" && tar czf bundles.tgz variants && rm -rf variants)
   fi
   if [ -n "${TUNE:-}" ]; then
-    # tilec tune over the block sizes, per shape: warps x rows per warp (BM = warps * WR) x BN x stages. The
-    # P.V mma's warp tile is written [16, D] in the examples; a copy with `[WR, D]` (WR a kernel parameter) lets
-    # tune vary the rows per warp too. One tune run per (warps, WR, BN), so that only consistent sets are
-    # compiled (BM, warp_tile and WR agree); each in its own directory (a run replaces its directory's candidates).
-    mkdir -p "$DEV/tune-src" "$DEV/tune"
+    # tilec tune over the block sizes, per shape: warps x rows per warp (BM = warps * WM) x BN x stages. One tune
+    # run per (warps, WM, BN), so that only consistent sets are compiled (BM, warp_tile = [WM, BN] and the P.V
+    # mma's [WM, D] agree); each in its own directory (a run replaces its directory's candidates).
+    mkdir -p "$DEV/tune"
     for c in "${CASES[@]}"; do
       read -r name src bh s d causal <<<"$c"
-      t="$DEV/tune-src/$(basename "$src")"
-      [ -f "$t" ] || sed -E -e 's/(warp_tile = \[[0-9]+, [0-9]+\], )/\1WR = 16, /' -e 's/\{warp_tile = \[16, D\]\}/{warp_tile = [WR, D]}/' "$src" >"$t"
-      grep -q 'warp_tile = \[WR, D\]' "$t" || { echo "no P.V warp tile to parameterize in $src" >&2; exit 1; }
       flops=$((4 * bh * s * s * d))
       [ "$causal" = causal ] && flops=$((flops / 2))
       for warps in 4 8; do
-        for wr in 16 32; do
+        for wm in 16 32; do
           for bn in ${TUNE_BN:-32 64}; do
-            "$TILEC" tune "$t" --bundle "$DEV/tune/$name/w${warps}_r${wr}_bn${bn}" --target "${TARGET:-sm_90}" --repeat 10 --warmup 2 \
-              --arg "Q=${bh}x${s}x${d}" --arg "K=${d}x$((bh * s))" --arg "V=${bh}x${s}x${d}" --arg "O=${bh}x${s}x${d}" --flops "$flops" \
-              --warps "$warps" --stages 2,3 --fragments on --param "BM=$((warps * wr))" --param "BN=$bn" --param "WR=$wr" \
-              --param "warp_tile=${wr}x${bn}" 2>&1 | grep -E "skipped|candidate\(s\) in" || true
+            "$TILEC" tune "$src" --bundle "$DEV/tune/$name/w${warps}_r${wm}_bn${bn}" --target "${TARGET:-sm_90}" --repeat 10 --warmup 2 \
+              --arg "Q=${bh}x${s}x${d}" --arg "K=$(kshape "$src" "$bh" "$s" "$d")" --arg "V=${bh}x${s}x${d}" --arg "O=${bh}x${s}x${d}" \
+              --flops "$flops" --warps "$warps" --stages 2,3 --fragments on --param "D=$d" --param "BM=$((warps * wm))" \
+              --param "BN=$bn" --param "WM=$wm" 2>&1 | grep -E "skipped|candidate\(s\) in" || true
           done
         done
       done

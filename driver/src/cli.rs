@@ -111,6 +111,11 @@ pub struct CompileArgs {
     /// `~/.cache/tilec`; `TILEC_CACHE=0` disables it too).
     #[arg(long)]
     pub no_cache: bool,
+    /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
+    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
+    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    #[arg(short = 'D', long = "param", value_name = "NAME=V")]
+    pub params: Vec<String>,
     #[arg(skip)]
     pub input: String,
 }
@@ -203,6 +208,11 @@ pub struct CheckArgs {
     /// Check the diagnostics against `// expected-error {{...}}` comments in the file instead of printing them.
     #[arg(long)]
     pub verify_diagnostics: bool,
+    /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
+    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
+    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    #[arg(short = 'D', long = "param", value_name = "NAME=V")]
+    pub params: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -243,6 +253,11 @@ pub struct RunInputs {
     /// The kernel to run when the file has several.
     #[arg(long = "func", value_name = "NAME")]
     pub func: Option<String>,
+    /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
+    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
+    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    #[arg(short = 'D', long = "param", value_name = "NAME=V")]
+    pub params: Vec<String>,
 }
 
 #[derive(Debug, Args)]

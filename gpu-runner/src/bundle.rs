@@ -13,7 +13,8 @@
 //!     {"buffer": {"input": "A.bin", "output": null}},
 //!     {"buffer": {"zeros": 262144, "output": "C.out.bin"}},
 //!     {"i64": 256},
-//!     {"f32": 1.5}
+//!     {"f32": 1.5},
+//!     {"tensormap": {"buffer": 0, "data_type": 6, "elem_bytes": 2, "shape": [100, 72], "box": [64, 64], "swizzle": "128b"}}
 //!   ]
 //! }
 //! ```
@@ -65,6 +66,9 @@ pub enum Param {
     I32(i32),
     I64(i64),
     F32(f32),
+    /// A TMA tensor map over a buffer parameter, encoded at launch (`crate::tensor_map`).
+    #[serde(rename = "tensormap")]
+    TensorMap(crate::tensor_map::TensorMapParam),
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -13,6 +13,7 @@
 
 pub mod bench;
 pub mod bundle;
+pub mod tensor_map;
 pub mod tune;
 
 use std::path::{Path, PathBuf};
@@ -198,6 +199,21 @@ pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) 
             _ => None,
         });
     }
+    // Tensor maps, over the buffers' device addresses (which stay put for the bundle's launches).
+    let mut tensor_maps: Vec<Option<tensor_map::TensorMapArg>> = Vec::new();
+    for param in &bundle.params {
+        tensor_maps.push(match param {
+            Param::TensorMap(t) => {
+                let args = tensor_map::encode_args(t).map_err(|m| fail(format!("tensor map: {m}")))?;
+                let Some(Some(buffer)) = buffers.get(t.buffer) else {
+                    return Err(fail(format!("tensor map: parameter {} is not a buffer", t.buffer)));
+                };
+                let (address, _sync) = cudarc::driver::DevicePtr::device_ptr(buffer, stream);
+                Some(tensor_map::encode(&args, address).map_err(|m| fail(format!("tensor map: {m}")))?)
+            }
+            _ => None,
+        });
+    }
     let cfg = LaunchConfig {
         grid_dim: (bundle.grid[0], bundle.grid[1], bundle.grid[2]),
         block_dim: (bundle.block[0], bundle.block[1], bundle.block[2]),
@@ -205,8 +221,12 @@ pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) 
     };
     let launch = |buffers: &Vec<Option<CudaSlice<u8>>>| -> Result<(), RunError> {
         let mut args = stream.launch_builder(&function);
-        for (param, buffer) in bundle.params.iter().zip(buffers) {
+        for ((param, buffer), map) in bundle.params.iter().zip(buffers).zip(&tensor_maps) {
             match (param, buffer) {
+                (Param::TensorMap(_), _) => match map {
+                    Some(map) => args.arg(map),
+                    None => return Err(fail("internal: tensor map missing".into())),
+                },
                 (Param::I32(v), _) => args.arg(v),
                 (Param::I64(v), _) => args.arg(v),
                 (Param::F32(v), _) => args.arg(v),

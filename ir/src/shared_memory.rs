@@ -49,7 +49,7 @@ impl PlacedAllocation<'_> {
 }
 
 /// Every `tile.alloc_shared` and `nvgpu.mbarrier.create` of `func` in program order, each at the next [`SHARED_ALIGN`]-aligned offset
-/// after the previous one. Callers decide what is an error (a shape that is not static, a total over a limit).
+/// after the previous one (a swizzled TMA tile at the next multiple of its swizzle's repeat, `crate::tma::tile_alignments`). Callers decide what is an error (a shape that is not static, a total over a limit).
 pub fn place_shared_allocations(func: &Func) -> Vec<PlacedAllocation<'_>> {
     let mut ops = Vec::new();
     func.body.walk(func.entry, &mut |op| {
@@ -60,13 +60,19 @@ pub fn place_shared_allocations(func: &Func) -> Vec<PlacedAllocation<'_>> {
     });
     let mut placed = Vec::with_capacity(ops.len());
     let mut next = 0u64;
+    // A swizzled TMA tile starts at a multiple of its swizzle's repeat (kernels without TMA: none).
+    let tma_aligned = crate::tma::tile_alignments(func);
     for op in ops {
-        let tile = match func.body.op(op).result().map(|r| func.body.ty(r)) {
+        let result = func.body.op(op).result();
+        let tile = match result.map(|r| func.body.ty(r)) {
             Some(Type::Tile(t)) => Some(t),
             _ => None,
         };
         let bytes = tile.map_or(0, tile_bytes);
-        let offset = align_shared(next);
+        let offset = match result.and_then(|r| tma_aligned.get(&r)) {
+            Some(&align) => next.div_ceil(align).saturating_mul(align),
+            None => align_shared(next),
+        };
         next = offset.saturating_add(bytes);
         placed.push(PlacedAllocation { op, tile, offset, bytes });
     }

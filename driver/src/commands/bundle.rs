@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use tilec_gpu_runner::tensor_map::TensorMapParam;
 use tilec_gpu_runner::{Buffer, Bundle, Param, RandomFill, TensorDesc};
 use tilec_ir::data::TensorData;
 use tilec_ir::interp::{self, ArgValue};
@@ -17,7 +18,7 @@ use tilec_lower_ptx::{AbiRole, KernelInfo};
 use crate::cli::BundleArgs;
 use crate::commands::interp::{arg_names, located_or_usage, prepare_args, select_func};
 use crate::error::DriverError;
-use crate::input::{compile_error, diagnostics, parse_and_verify, read_source};
+use crate::input::{compile_error, diagnostics, parse_and_verify, read_source_with};
 
 /// What `tilec compare` needs besides the buffers: written as `meta.json` beside `bundle.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -79,7 +80,7 @@ fn storage_bytes(t: &TensorData, layout: &str) -> Vec<u8> {
 }
 
 pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
-    let source = read_source(&args.input)?;
+    let source = read_source_with(&args.input, &args.inputs.params)?;
     let module = parse_and_verify(&source)?;
     let func = select_func(&module, args.inputs.func.as_deref())?;
     // Without the oracle nothing is computed here: the tensors keep their shapes only, and the runner makes
@@ -220,6 +221,23 @@ pub(crate) fn abi_params(func: &tilec_ir::Func, kernel: &KernelInfo, values: &[A
                 }),
             },
             (AbiRole::Extent(axis), ArgValue::Tensor(t)) => Param::I64(t.shape.get(*axis).copied().unwrap_or(0) as i64),
+            // A TMA tensor map over the argument's buffer (the pointer parameter before it), built at launch.
+            (AbiRole::TensorMap(k), ArgValue::Tensor(t)) => {
+                let map = kernel.tensor_maps.get(*k).ok_or_else(|| DriverError::Usage(format!("ABI names tensor map #{k}")))?;
+                let buffer = kernel
+                    .abi
+                    .iter()
+                    .position(|p| p.arg == abi.arg && p.role == AbiRole::Pointer)
+                    .ok_or_else(|| DriverError::Usage(format!("tensor map #{k}: argument '{name}' has no pointer parameter")))?;
+                Param::TensorMap(TensorMapParam {
+                    buffer,
+                    data_type: map.data_type,
+                    elem_bytes: t.elem.bit_width() / 8,
+                    shape: t.shape.iter().map(|&n| n as u64).collect(),
+                    box_shape: map.box_shape.clone(),
+                    swizzle: map.swizzle.clone(),
+                })
+            }
             (AbiRole::Value, ArgValue::Scalar(ty, x)) => match (ty, abi.ty.as_str()) {
                 (ScalarType::F32 | ScalarType::TF32, _) | (_, "f32") => Param::F32(*x as f32),
                 (_, "i32") => Param::I32(*x as i32),

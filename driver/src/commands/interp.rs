@@ -6,10 +6,10 @@ use tilec_ir::{Func, Module};
 
 use crate::cli::{InterpArgs, RunInputs};
 use crate::error::DriverError;
-use crate::input::{diagnostics, parse_and_verify, read_source};
+use crate::input::{diagnostics, parse_and_verify, read_source_with};
 
 pub fn run(args: &InterpArgs) -> Result<String, DriverError> {
-    let source = read_source(&args.input)?;
+    let source = read_source_with(&args.input, &args.inputs.params)?;
     let module = parse_and_verify(&source)?;
     let func = select_func(&module, args.inputs.func.as_deref())?;
     let (mut values, launch) = prepare(func, &args.inputs).map_err(|d| located_or_usage(&source, d))?;
@@ -80,15 +80,21 @@ pub fn prepare_args(func: &Func, inputs: &RunInputs, fill: bool) -> Result<(Vec<
     for (name, shape) in inputs.arg_shapes()? {
         shapes = shapes.with(&name, &shape);
     }
+    let names = arg_names(func);
     for (name, value) in inputs.scalar_values()? {
-        shapes = shapes.with_scalar(&name, value);
+        // `--arg bias=136` of a 1-D tensor is its length, as in `sample_args`.
+        let vector = names.iter().position(|n| *n == name).is_some_and(|i| matches!(func.body.ty(func.args()[i]), tilec_ir::Type::Tile(t) if t.rank() == 1));
+        if vector && value.fract() == 0.0 && value >= 1.0 {
+            shapes = shapes.with(&name, &[value as usize]);
+        } else {
+            shapes = shapes.with_scalar(&name, value);
+        }
     }
     if !fill && !inputs.files.is_empty() {
         return Err(usage("--input gives values, but these inputs are made on the GPU machine (drop --no-oracle)".into()));
     }
     let make = if fill { interp::default_args } else { interp::shape_args };
     let mut values = make(func, &shapes, inputs.seed).map_err(|e| e.to_diagnostic())?;
-    let names = arg_names(func);
     for setting in &inputs.files {
         let (name, path) = setting
             .split_once('=')

@@ -95,8 +95,9 @@ pub fn sample_shapes(func: &Func) -> Result<ArgShapes, String> {
     let mut shapes = ArgShapes::new();
     let Some(settings) = KernelAttrs::of(func).ok().and_then(|a| a.sample_args) else { return Ok(shapes) };
     let body = &func.body;
+    let params = crate::kernel_params(&func.attrs);
     for text in &settings {
-        let setting = ArgSetting::parse(text)?;
+        let setting = ArgSetting::parse(&with_params(text, &params))?;
         let name = match &setting {
             ArgSetting::Shape(n, _) | ArgSetting::Scalar(n, _) => n.clone(),
         };
@@ -120,6 +121,20 @@ pub fn sample_shapes(func: &Func) -> Result<ArgShapes, String> {
         }
     }
     Ok(shapes)
+}
+
+/// `text` (`NAME=SHAPE`) with every extent that names a kernel parameter replaced by its value: `"Q=2x100xD"`
+/// with `D = 64` is `"Q=2x100x64"`, so that `sample_args` follow a parameter that the argument types use.
+fn with_params(text: &str, params: &std::collections::HashMap<String, i64>) -> String {
+    let Some((name, value)) = text.split_once('=') else { return text.to_string() };
+    let dims: Vec<String> = value
+        .split('x')
+        .map(|d| match params.get(d.trim()) {
+            Some(n) => n.to_string(),
+            None => d.to_string(),
+        })
+        .collect();
+    format!("{name}={}", dims.join("x"))
 }
 
 /// The name an argument is known by in [`ArgShapes`].

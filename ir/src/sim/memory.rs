@@ -138,6 +138,13 @@ pub(super) struct ThreadCopies {
     pub groups: VecDeque<Vec<PendingCopy>>,
 }
 
+/// A byte range `[start, end)` of shared memory.
+type ByteRange = (u64, u64);
+
+/// One thread's TMA stores whose shared source is still being read: those not yet committed, and the
+/// committed bulk async-groups, oldest first.
+type BulkGroups = (Vec<ByteRange>, VecDeque<Vec<ByteRange>>);
+
 /// Shared memory of one block plus the asynchronous copies in flight.
 #[derive(Clone, Debug)]
 pub(super) struct BlockShared {
@@ -145,6 +152,15 @@ pub(super) struct BlockShared {
     /// For each byte of shared memory, how many pending copies write it.
     pending: Vec<u16>,
     pub copies: Vec<ThreadCopies>,
+    /// For each byte, how many TMA stores not yet waited for still read it.
+    bulk_reading: Vec<u16>,
+    /// Per thread: the byte ranges its TMA stores read, not yet committed, and the committed bulk groups.
+    bulk: Vec<BulkGroups>,
+    /// Whether generic-proxy shared writes are tracked for the async-proxy fence (kernels with TMA stores).
+    pub track_generic_writes: bool,
+    /// Per warp, the shared byte ranges it wrote through the generic proxy since its last
+    /// `fence.proxy.async`.
+    unfenced: Vec<Vec<(u64, u64)>>,
 }
 
 impl BlockShared {
@@ -153,7 +169,68 @@ impl BlockShared {
             tiles: layout.tiles.clone(),
             pending: vec![0; layout.bytes as usize],
             copies: vec![ThreadCopies::default(); threads],
+            bulk_reading: vec![0; layout.bytes as usize],
+            bulk: vec![Default::default(); threads],
+            track_generic_writes: false,
+            unfenced: vec![Vec::new(); threads.div_ceil(32)],
         }
+    }
+
+    /// The first byte in `[start, end)` that a TMA store not yet waited for reads, if any.
+    pub fn bulk_read_in(&self, (start, end): (u64, u64)) -> Option<u64> {
+        (start..end).find(|&b| self.bulk_reading.get(b as usize).is_some_and(|&n| n > 0))
+    }
+
+    /// A TMA store of `thread` reads `bytes` until a wait covers it.
+    pub fn bulk_issue(&mut self, thread: usize, bytes: (u64, u64)) {
+        for b in bytes.0..bytes.1 {
+            if let Some(n) = self.bulk_reading.get_mut(b as usize) {
+                *n = n.saturating_add(1);
+            }
+        }
+        self.bulk[thread].0.push(bytes);
+    }
+
+    /// `cp.async.bulk.commit_group`.
+    pub fn bulk_commit(&mut self, thread: usize) {
+        let open = std::mem::take(&mut self.bulk[thread].0);
+        self.bulk[thread].1.push_back(open);
+    }
+
+    /// `cp.async.bulk.wait_group keep`: the oldest groups until at most `keep` are pending are done.
+    pub fn bulk_wait(&mut self, thread: usize, keep: usize) {
+        while self.bulk[thread].1.len() > keep {
+            for (start, end) in self.bulk[thread].1.pop_front().unwrap_or_default() {
+                for b in start..end {
+                    if let Some(n) = self.bulk_reading.get_mut(b as usize) {
+                        *n = n.saturating_sub(1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A generic-proxy write of `bytes` by `warp` (recorded only when [`BlockShared::track_generic_writes`]).
+    pub fn generic_write(&mut self, warp: u32, bytes: (u64, u64)) {
+        if self.track_generic_writes {
+            if let Some(list) = self.unfenced.get_mut(warp as usize) {
+                list.push(bytes);
+            }
+        }
+    }
+
+    /// `fence.proxy.async` by `warp`.
+    pub fn fence_proxy(&mut self, warp: u32) {
+        if let Some(list) = self.unfenced.get_mut(warp as usize) {
+            list.clear();
+        }
+    }
+
+    /// A warp with an unfenced generic write into `[start, end)`, and the first such byte.
+    pub fn unfenced_in(&self, (start, end): (u64, u64)) -> Option<(u32, u64)> {
+        self.unfenced.iter().enumerate().find_map(|(w, list)| {
+            list.iter().find(|&&(s, e)| s < end && start < e).map(|&(s, _)| (w as u32, s.max(start)))
+        })
     }
 
     /// The first byte in `[start, end)` that a pending copy writes, if any.
@@ -197,6 +274,8 @@ impl BlockShared {
         for thread in 0..self.copies.len() {
             self.commit(thread);
             let _ = self.wait(thread, 0);
+            self.bulk_commit(thread);
+            self.bulk_wait(thread, 0);
         }
     }
 

@@ -7,6 +7,9 @@
 //! group made by `nvgpu.mbarrier.create` is one (a plain shared tile of `index` is data, not barriers). Counts
 //! and ids are `index`, the phase parity and the predicate `i1`, as in MLIR. Which target lowers them is the
 //! catalogue's (`OpKind::min_target`: sm_90), checked where the target is known (`tilec check --target`).
+//!
+//! TMA (`nvgpu.tma.async.load/store`): the tensor map follows from the global tile argument and the shared
+//! tile (`crate::tma`, whose limits the verifier reports at the op); a load completes on a barrier of a group.
 
 use crate::body::{Operation, Value};
 use crate::ops::typed::{self, AnyOp};
@@ -47,9 +50,38 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: &AnyOp) -> boo
                 v.error(op.span, format!("'{}' count must be a multiple of 8 in 24..=256, found {count}", op.kind));
             }
         }
+        AnyOp::TmaAsyncLoad(load) => {
+            tensor_map(v, op, load.tensor, load.dst, &load.coords);
+            group(v, op, load.barriers, load.mbar_id);
+            predicate(v, op, load.predicate);
+        }
+        AnyOp::TmaAsyncStore(store) => {
+            tensor_map(v, op, store.tensor, store.src, &store.coords);
+            predicate(v, op, store.predicate);
+        }
+        AnyOp::TmaWaitGroup(wait) if wait.num_groups > 7 => {
+            v.error(op.span, format!("'nvgpu.tma.wait_group' numGroups must be an integer in 0..=7, found {}", wait.num_groups));
+        }
+        AnyOp::TmaCommitGroup(_) | AnyOp::TmaWaitGroup(_) | AnyOp::FenceProxyAsync(_) => {}
         _ => return false,
     }
     true
+}
+
+/// A TMA op's tensor map ([`crate::tma::tensor_map_of`]: a global tile argument, a shared tile whose shape
+/// is the box and whose layout names the swizzle mode) and one `index` coordinate per axis.
+fn tensor_map(v: &mut Verifier<'_>, op: &Operation, tensor: Value, shared: Value, coords: &[Value]) {
+    match crate::tma::tensor_map_of(v.func, tensor, shared) {
+        Ok(map) => {
+            if coords.len() != map.rank {
+                v.error(op.span, format!("'{}' needs {} coordinates (one per axis of the tensor), found {}", op.kind, map.rank, coords.len()));
+            }
+        }
+        Err(message) => v.error(op.span, format!("'{}': {message}", op.kind)),
+    }
+    for &c in coords {
+        scalar(v, op, c, ScalarType::Index, "a coordinate");
+    }
 }
 
 /// The `wgmma` instructions are warpgroup-wide (`.sync.aligned` over 4 warps): the kernel's warps must

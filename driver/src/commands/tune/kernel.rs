@@ -110,7 +110,7 @@ fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, 
     let source = SourceFile::new(setup.source.name.clone(), text);
     let module = parse_and_verify(&source).map_err(|e| skip(e.render(false)))?;
     let f = module.funcs.into_iter().find(|g| g.name == func.name).ok_or_else(|| skip("the kernel disappeared".into()))?;
-    let inputs = RunInputs { shape: None, args: args.args.clone(), seed: args.seed, files: Vec::new(), grid: None, func: None };
+    let inputs = RunInputs { shape: None, args: args.args.clone(), seed: args.seed, files: Vec::new(), grid: None, func: None, params: Vec::new() };
     // Shapes only: the inputs are made on the GPU machine; the grid follows the candidate's block sizes.
     let (values, launch) = prepare_args(&f, &inputs, false).map_err(|d| skip(located_or_usage(&source, d).render(false)))?;
     let options = Options { target: setup.target, backend: args.backend.into(), ..Options::default() };
