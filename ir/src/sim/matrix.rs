@@ -67,15 +67,14 @@ fn element_of(lane: usize, j: usize, trans: bool, per: usize) -> (usize, usize) 
     }
 }
 
-/// Where the row addressed by each of the lanes `0 .. 8n` is in the tile's data (`len` elements each),
+/// Where the row addressed by each of the lanes `0 .. 8n` (the address: the shared tile and its indices) is in the tile's data (`len` elements each),
 /// recorded for the race detector as read when `record_read` (`ldmatrix`; `stmatrix` records its writes with
 /// the values written, [`stmatrix`]).
 fn row_offsets(
     w: &Warp,
     ctx: &Ctx<'_>,
     op: &Operation,
-    mem_value: Value,
-    indices: &[Value],
+    (mem_value, indices): (Value, &[Value]),
     n: usize,
     len: usize,
     record_read: bool,
@@ -105,7 +104,7 @@ pub(super) fn ldmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, ld: &typ
     };
     let (n, trans, per) = matrix_form(ctx, op, ctx.func.body.ty(result), ld.src, ld.num_tiles, ld.transpose)?;
     // Phase 1: lanes 0 .. 8n read their row (16 bytes).
-    let (tile, offsets) = row_offsets(w, ctx, op, ld.src, &ld.indices, n, 4 * per, true)?;
+    let (tile, offsets) = row_offsets(w, ctx, op, (ld.src, &ld.indices), n, 4 * per, true)?;
     let data = &ctx.shared.tiles[tile].data.values;
     let rows: Vec<Vec<f64>> = offsets.iter().map(|&run| run.positions(4 * per).map(|i| data[i]).collect()).collect();
     // Phase 2: the rows are distributed over the warp.
@@ -130,7 +129,7 @@ pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, st: &typ
     for lane in 0..32u32 {
         fragments.push(w.vector(ctx, op, value, lane)?.to_vec());
     }
-    let (tile, offsets) = row_offsets(w, ctx, op, dst, &st.indices, n, 8, false)?;
+    let (tile, offsets) = row_offsets(w, ctx, op, (dst, &st.indices), n, 8, false)?;
     // Gather each row of each matrix from the lanes holding its elements, then write it where its lane says.
     let mut rows = vec![[0.0f64; 8]; 8 * n];
     for (lane, fragment) in fragments.iter().enumerate() {
