@@ -152,6 +152,10 @@ prepare)
     # assembled, not run: its register counts must fit what ptxas allocated, which nothing checks yet.)
     "$TILEC" bundle examples/hopper/mbarrier_rounds.tir -o "$DEV/$out/mbarrier_rounds" --target sm_90a --backend "$backend"
     "$TILEC" bundle tests/lit/backend/Inputs/wgmma_sync.tir -o "$DEV/$out/wgmma_sync" --target sm_90a --backend "$backend"
+    # One warpgroup's 64x64 tile through nvgpu.warpgroup.mma (wgmma.mma_async m64n64k16, A and B read from
+    # 128-byte-swizzled shared tiles through descriptors); expected results from the simulator, whose f32
+    # accumulation order inside one wgmma the GPU need not share (compare's tolerance covers it).
+    "$TILEC" bundle examples/hopper/wgmma_gemm_tile.tir -o "$DEV/$out/wgmma_gemm_tile" --target sm_90a --backend "$backend"
     # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
     "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
     # Back-to-back GEMM D = (A·B)·C with P kept in registers (issue 16): small-integer inputs make P exact in

@@ -22,7 +22,13 @@ impl OpKind {
             | OpKind::MBarrierArriveExpectTx
             | OpKind::MBarrierTryWaitParity => Target::Sm90,
             // wgmma is one of sm_90a's architecture-specific features.
-            OpKind::WgmmaFence | OpKind::WgmmaCommitGroup | OpKind::WgmmaWaitGroup => Target::Sm90a,
+            OpKind::WgmmaFence
+            | OpKind::WgmmaCommitGroup
+            | OpKind::WgmmaWaitGroup
+            | OpKind::WarpgroupGenerateDescriptor
+            | OpKind::WarpgroupMma => Target::Sm90a,
+            // The generic-to-async proxy fence is sm_90's.
+            OpKind::FenceProxyAsync => Target::Sm90,
             OpKind::SetMaxNRegInc | OpKind::SetMaxNRegDec => Target::Sm90a,
             _ => Target::Sm80,
         }

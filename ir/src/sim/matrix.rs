@@ -138,6 +138,10 @@ pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, st: &typ
             }
         }
     }
+    // A generic-proxy write (for wgmma's proxy-fence check): the whole tile, conservatively.
+    let t = &ctx.shared.tiles[tile];
+    let end = t.base + (t.data.values.len() as u64 * u64::from(t.data.elem.bit_width())).div_ceil(8);
+    ctx.shared.generic_write((t.base, end), w.id);
     let data = &mut ctx.shared.tiles[tile].data.values;
     for (row, &run) in rows.iter().zip(&offsets) {
         for (i, &v) in run.positions(8).zip(row) {

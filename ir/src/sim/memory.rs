@@ -145,6 +145,12 @@ pub(super) struct BlockShared {
     /// For each byte of shared memory, how many pending copies write it.
     pending: Vec<u16>,
     pub copies: Vec<ThreadCopies>,
+    /// For each byte, 1 + the warp whose generic-proxy write to it no `nvgpu.fence.proxy.async` of that warp
+    /// has followed yet (0: none), for the async-proxy reads of wgmma.
+    unfenced: Vec<u8>,
+    /// Per tile, from a physical element offset to the element's position in the (row-major) data: built
+    /// when wgmma first reads the tile by address.
+    inverse: Vec<Option<Vec<usize>>>,
 }
 
 impl BlockShared {
@@ -153,7 +159,61 @@ impl BlockShared {
             tiles: layout.tiles.clone(),
             pending: vec![0; layout.bytes as usize],
             copies: vec![ThreadCopies::default(); threads],
+            unfenced: vec![0; layout.bytes as usize],
+            inverse: vec![None; layout.tiles.len()],
         }
+    }
+
+    /// Warp `warp` wrote `[start, end)` through the generic proxy.
+    pub fn generic_write(&mut self, (start, end): (u64, u64), warp: u32) {
+        let mark = u8::try_from(warp + 1).unwrap_or(u8::MAX);
+        for b in start..end {
+            if let Some(slot) = self.unfenced.get_mut(b as usize) {
+                *slot = mark;
+            }
+        }
+    }
+
+    /// `fence.proxy.async` by warp `warp`: its earlier generic writes are visible to the async proxy.
+    pub fn proxy_fence(&mut self, warp: u32) {
+        let mark = u8::try_from(warp + 1).unwrap_or(u8::MAX);
+        for slot in &mut self.unfenced {
+            if *slot == mark {
+                *slot = 0;
+            }
+        }
+    }
+
+    /// The first byte in `[start, end)` with an unfenced generic write, and the warp that wrote it.
+    pub fn unfenced_in(&self, (start, end): (u64, u64)) -> Option<(u64, u32)> {
+        (start..end).find_map(|b| match self.unfenced.get(b as usize) {
+            Some(&w) if w > 0 => Some((b, u32::from(w) - 1)),
+            _ => None,
+        })
+    }
+
+    /// The position in tile `tile`'s data of the element at physical offset `physical`.
+    pub fn logical_position(&mut self, tile: usize, physical: usize) -> Option<usize> {
+        if self.inverse.get(tile)?.is_none() {
+            let t = &self.tiles[tile];
+            let shape: Vec<u64> = t.data.shape.iter().map(|&n| n as u64).collect();
+            let n = t.data.values.len();
+            let mut inverse = vec![usize::MAX; n];
+            let mut index = vec![0i64; shape.len()];
+            for position in 0..n {
+                let mut rest = position;
+                for axis in (0..shape.len()).rev() {
+                    index[axis] = (rest % shape[axis] as usize) as i64;
+                    rest /= shape[axis] as usize;
+                }
+                let p = t.layout.element_offset(&shape, &index).and_then(|p| usize::try_from(p).ok());
+                if let Some(slot) = p.and_then(|p| inverse.get_mut(p)) {
+                    *slot = position;
+                }
+            }
+            self.inverse[tile] = Some(inverse);
+        }
+        self.inverse[tile].as_ref()?.get(physical).copied().filter(|&p| p != usize::MAX)
     }
 
     /// The first byte in `[start, end)` that a pending copy writes, if any.
@@ -185,7 +245,7 @@ impl BlockShared {
                     let same_value =
                         copy.run.positions(copy.values.len()).zip(&copy.values).map(|(i, &v)| data.values.get(i) == Some(&round_to(data.elem, v))).collect();
                     landed.push(Landed { tile: copy.tile, run: copy.run, count: copy.values.len(), span: copy.span, same_value });
-                    self.land(copy);
+                    self.land(thread, copy);
                 }
             }
         }
@@ -200,7 +260,8 @@ impl BlockShared {
         }
     }
 
-    fn land(&mut self, copy: PendingCopy) {
+    fn land(&mut self, thread: usize, copy: PendingCopy) {
+        self.generic_write(copy.bytes, (thread / 32) as u32);
         for b in copy.bytes.0..copy.bytes.1 {
             if let Some(n) = self.pending.get_mut(b as usize) {
                 *n = n.saturating_sub(1);

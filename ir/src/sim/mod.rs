@@ -28,6 +28,10 @@
 //!   `try_wait.parity` is not satisfied waits while the block's other warps run, and a wait that can never
 //!   end (no warp makes progress) is an error at the wait.
 //!
+//! - warpgroup MMA (`nvgpu.warpgroup.mma`, [`wgmma`]): operands read from shared memory through matrix
+//!   descriptors (their swizzle modes), the accumulator in the ISA's layout, pending until a
+//!   `wgmma.wait_group` retires it; missing `wgmma.fence` and `fence.proxy.async` are errors.
+//!
 //! # Instruction semantics
 //! Each warp-level instruction is implemented from the PTX ISA's description, not from the layout catalogue
 //! of `tilec-layout` (so the two are independent; the seed tests check both against the hardware):
@@ -65,6 +69,7 @@ mod mbarrier;
 mod memory;
 mod mma;
 mod race;
+mod wgmma;
 
 use std::fmt::Write as _;
 

@@ -15,7 +15,7 @@ use tilec_ir::body::{Func, Operation, Value};
 use tilec_ir::types::{MemorySpace, ScalarType, Type};
 
 use super::{types, Result};
-use crate::kernel_info::{AbiRole, SHARED_ALIGN};
+use crate::kernel_info::AbiRole;
 use crate::llvm::{
     add_dynamic_shared_memory, add_static_shared_array, declare_kernel, set_launch_bounds, AddressSpace, FragmentRegister,
     Nvvm,
@@ -223,7 +223,7 @@ impl EmitKernel for FuncTranslator<'_, '_> {
 
     /// An external `[0 x i8]` in the shared space, sized at launch.
     fn bind_dynamic_shared(&mut self) -> Result<()> {
-        let global = add_dynamic_shared_memory(self.module, &format!("{}_dynamic_shared", self.func.name), SHARED_ALIGN as u32);
+        let global = add_dynamic_shared_memory(self.module, &format!("{}_dynamic_shared", self.func.name), self.kernel.shared.max_align() as u32);
         self.dynamic_shared = Some(global.as_pointer_value());
         Ok(())
     }
@@ -255,7 +255,7 @@ impl EmitKernel for FuncTranslator<'_, '_> {
             },
             None => {
                 let name = format!("{}_shared{}", self.func.name, tile.index);
-                add_static_shared_array(self.module, &name, elem_ty, tile.elements as u32, SHARED_ALIGN as u32)
+                add_static_shared_array(self.module, &name, elem_ty, tile.elements as u32, tile.align as u32)
                     .as_pointer_value()
             }
         };

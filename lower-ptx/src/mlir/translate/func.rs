@@ -7,7 +7,7 @@ use tilec_ir::body::{Func, Operation, Value};
 use tilec_ir::types::{MemorySpace, ScalarType, Type};
 
 use super::{types, Result, TranslateError};
-use crate::kernel_info::{AbiRole, SHARED_ALIGN};
+use crate::kernel_info::AbiRole;
 use crate::spine::{Argument, EmitKernel, Extent, Kernel, MemRef, MemRefs, SharedTile, Values};
 
 /// The memory space of shared tiles (NVVM address space 3).
@@ -241,7 +241,8 @@ impl EmitKernel for FuncEmitter<'_> {
         let symbol = format!("{}_dynamic_shared", self.func.name);
         let _ = writeln!(
             self.globals,
-            "    llvm.mlir.global external @{symbol}() {{addr_space = 3 : i32, alignment = {SHARED_ALIGN} : i64}} : !llvm.array<0 x i8>"
+            "    llvm.mlir.global external @{symbol}() {{addr_space = 3 : i32, alignment = {} : i64}} : !llvm.array<0 x i8>",
+            self.kernel.shared.max_align()
         );
         let ptr = self.emit(&format!("llvm.mlir.addressof @{symbol} : !llvm.ptr<3>"));
         let size = self.emit(&format!("arith.constant {} : i64", self.kernel.shared.total_bytes));
@@ -275,7 +276,8 @@ impl EmitKernel for FuncEmitter<'_> {
                 let symbol = format!("{}_shared{}", self.func.name, tile.index);
                 let _ = writeln!(
                     self.globals,
-                    "    memref.global \"private\" @{symbol} : {ty} = uninitialized {{alignment = {SHARED_ALIGN} : i64}}"
+                    "    memref.global \"private\" @{symbol} : {ty} = uninitialized {{alignment = {} : i64}}",
+                    tile.align
                 );
                 self.emit(&format!("memref.get_global @{symbol} : {ty}"))
             }
