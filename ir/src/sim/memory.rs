@@ -151,6 +151,9 @@ pub(super) struct BlockShared {
     /// Per tile, from a physical element offset to the element's position in the (row-major) data: built
     /// when wgmma first reads the tile by address.
     inverse: Vec<Option<Vec<usize>>>,
+    /// The `nvgpu.warpgroup.mma`s each warpgroup issued, by (warpgroup, issue number): descriptors and shape,
+    /// as the first of its warps issued them (the others must issue the same).
+    pub wgmma_issues: std::collections::HashMap<(u32, u64), (u64, u64, [u32; 3])>,
 }
 
 impl BlockShared {
@@ -161,6 +164,7 @@ impl BlockShared {
             copies: vec![ThreadCopies::default(); threads],
             unfenced: vec![0; layout.bytes as usize],
             inverse: vec![None; layout.tiles.len()],
+            wgmma_issues: std::collections::HashMap::new(),
         }
     }
 

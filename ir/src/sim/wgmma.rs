@@ -22,8 +22,8 @@
 //! Thread `t` of the warpgroup holds N/2 elements; element `i` is D[16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) %
 //! 2)][8 (i / 4) + 2 (t % 4) + i % 2] (the ISA's "WGMMA .m64nNk16 register fragment layout for matrix D").
 //! Each warp computes its own 16 rows (from the A rows of those, and all of B): the four warps of a
-//! warpgroup are simulated one after the other, and the descriptors are assumed uniform across them (the
-//! simulator checks that they are uniform within each warp). Arithmetic: the K exact products of a row and
+//! warpgroup are simulated one after the other; the descriptors and shape of each warp's i-th mma must be
+//! those of the other warps' i-th (checked), and uniform across its lanes. Arithmetic: the K exact products of a row and
 //! a column summed in f64 in increasing k, then C added, then one rounding to f32 (integers: exact, then
 //! wrapped to s32) -- the order `mma.sync` uses here; the GPU's f32 accumulation order inside one wgmma is
 //! not specified, so results agree bit for bit when the sums are exact (small integers) and within
@@ -124,6 +124,8 @@ pub(super) struct WarpWgmma {
     open: Vec<u32>,
     /// Committed groups, oldest first.
     groups: VecDeque<Vec<u32>>,
+    /// How many mmas the warp has issued (to match them with its warpgroup's other warps).
+    issued: u64,
 }
 
 fn error(w: &Warp, ctx: &Ctx<'_>, op: &Operation, message: String) -> SimError {
@@ -276,6 +278,23 @@ impl Warp {
         for desc in [da, db] {
             if desc.base_offset != 0 {
                 return Err(error(self, ctx, op, "a descriptor's base offset must be 0".into()));
+            }
+        }
+        // The four warps of the warpgroup issue one instruction: the same descriptors and shape.
+        let shape = [mma.mma_shape.m, mma.mma_shape.n, mma.mma_shape.k];
+        let issue = (da.encode(), db.encode(), shape);
+        let key = (self.id / 4, self.wgmma.issued);
+        self.wgmma.issued += 1;
+        match ctx.shared.wgmma_issues.get(&key) {
+            Some(first) if *first != issue => {
+                return Err(error(self, ctx, op, format!(
+                    "warp {} issues its warpgroup's wgmma #{} with descriptors {:#x}, {:#x} (m{}n{}k{}), another warp of the warpgroup with {:#x}, {:#x} (m{}n{}k{}): they must be warpgroup-uniform",
+                    self.id, key.1, issue.0, issue.1, shape[0], shape[1], shape[2], first.0, first.1, first.2[0], first.2[1], first.2[2]
+                )));
+            }
+            Some(_) => {}
+            None => {
+                ctx.shared.wgmma_issues.insert(key, issue);
             }
         }
         // This warp's 16 rows of A, and all of B (row n of the K-major B holds column n).
