@@ -8,7 +8,8 @@
 //! - [`hardware`]: every instruction-defined fragment layout, once, as data
 //!   ([`hardware_layout`], [`hardware_layout_names`]).
 //! - [`memory`] and [`swizzle`]: row/column-major tiles and CuTe-style
-//!   `Swizzle<B, M, S>` as layouts on `offset`.
+//!   `Swizzle<B, M, S>` as layouts on `offset`; [`swizzle_mode`]: Hopper's TMA/wgmma swizzle modes
+//!   (none, 32B, 64B, 128B) defined once.
 //! - [`fragment`]: gather a matrix into per-lane fragments and scatter back.
 //! - [`attr`]: [`Layout`], the attribute the IR stores, with a text syntax that
 //!   round-trips.
@@ -26,6 +27,7 @@ pub mod memory;
 pub mod offset;
 pub mod render;
 pub mod swizzle;
+pub mod swizzle_mode;
 
 pub use attr::{attribute_len, Layout, LayoutSyntaxError};
 pub use error::LayoutError;
@@ -36,3 +38,4 @@ pub use memory::{col_major, in_bytes, row_major};
 pub use offset::{Checked, Extent, OffsetArith, Overflow};
 pub use render::{render_json, render_svg, render_table};
 pub use swizzle::Swizzle;
+pub use swizzle_mode::SwizzleMode;
