@@ -436,16 +436,9 @@ pub(crate) trait EmitScalar {
     fn splat(&mut self, op: &Operation, v: &typed::Splat) -> Result<()>;
 }
 
-/// The descriptor bits that do not depend on the address: the leading and stride byte offsets (>> 4) at bits
-/// 16 and 32, base offset 0, the swizzle mode at bit 62 (128 bytes: 1, 64: 2, 32: 3, none: 0).
+/// The descriptor bits that do not depend on the address ([`tilec_ir::ops::wgmma::constant_bits`]).
 pub(crate) fn wgmma_descriptor_bits(v: &typed::WarpgroupGenerateDescriptor) -> u64 {
-    let mode: u64 = match v.swizzle {
-        128 => 1,
-        64 => 2,
-        32 => 3,
-        _ => 0,
-    };
-    ((u64::from(v.leading_byte_offset >> 4) & 0x3fff) << 16) | ((u64::from(v.stride_byte_offset >> 4) & 0x3fff) << 32) | (mode << 62)
+    tilec_ir::ops::wgmma::constant_bits(v).unwrap_or(0)
 }
 
 /// The PTX type names of an `nvgpu.warpgroup.mma`: A's and B's (`f16`, `bf16`, `s8`, `u8`, from the tiles of

@@ -23,6 +23,7 @@ pub mod attr_value;
 pub mod binary;
 pub mod kernel;
 pub mod reference;
+pub mod wgmma;
 
 pub use binary::BinaryArith;
 pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaShape, Probe, ReduceKind, ShuffleMode, Tolerance};
@@ -737,7 +738,7 @@ define_ops! {
         ],
         results: ONE,
         format: Some("$tensor[$indices] attr-dict : type(results)"),
-        summary: "The 64-bit wgmma matrix descriptor (an `index`) of the K-major matrix that starts at `%tensor[indices]` in shared memory: start address, leading and stride byte offsets (each >> 4, 14 bits) and the swizzle mode, base offset 0 (the tile is aligned to 1024 bytes). MLIR's op derives the offsets from a TMA descriptor's swizzle; this one takes them as attributes.",
+        summary: "The 64-bit wgmma matrix descriptor (an `index`) of the K-major matrix that starts at `%tensor[indices]` in shared memory: start address, leading and stride byte offsets (each >> 4, 14 bits) and the swizzle mode, base offset 0 (the tile is aligned to 1024 bytes). The tile's layout must be the mode's: rows of one swizzle span (32, 64, 128 bytes) under its permutation, `#swizzle<B, 4 - log2(element bytes), 3, #row_major>`; with none, row-major rows of 16 bytes (a core matrix's). MLIR's op derives the offsets from a TMA descriptor's swizzle; this one takes them as attributes.",
     }
     WarpgroupMma = "nvgpu.warpgroup.mma" {
         operands: [descriptor_a: One, descriptor_b: One, matrix_c: One],

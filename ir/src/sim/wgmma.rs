@@ -47,6 +47,7 @@ use crate::data::round_to;
 use crate::ops::typed;
 use crate::ops::OpKind;
 use crate::types::{ScalarType, Type};
+use tilec_layout::SwizzleMode;
 
 use super::error::SimError;
 use super::exec::{Ctx, Val, Warp};
@@ -65,28 +66,19 @@ pub(super) struct Descriptor {
 }
 
 impl Descriptor {
-    /// The ISA's encoding.
+    fn mode(&self) -> SwizzleMode {
+        crate::ops::wgmma::swizzle_mode(self.swizzle as u32).unwrap_or(SwizzleMode::None)
+    }
+
+    /// The ISA's encoding ([`crate::ops::wgmma`]).
     pub fn encode(&self) -> u64 {
-        let mode = match self.swizzle {
-            128 => 1,
-            64 => 2,
-            32 => 3,
-            _ => 0,
-        };
-        ((self.start & 0x3ffff) >> 4)
-            | (((self.leading >> 4) & 0x3fff) << 16)
-            | (((self.stride >> 4) & 0x3fff) << 32)
-            | ((self.base_offset & 7) << 49)
-            | (mode << 62)
+        ((self.start & crate::ops::wgmma::START_ADDRESS_MASK) >> 4)
+            | crate::ops::wgmma::fields(self.leading, self.stride, self.base_offset, self.mode())
     }
 
     pub fn decode(bits: u64) -> Descriptor {
-        let swizzle = match bits >> 62 {
-            1 => 128,
-            2 => 64,
-            3 => 32,
-            _ => 0,
-        };
+        let mode = SwizzleMode::ALL.into_iter().find(|m| m.wgmma_layout_type() == bits >> 62).unwrap_or(SwizzleMode::None);
+        let swizzle = if mode == SwizzleMode::None { 0 } else { mode.span_bytes() };
         Descriptor {
             start: (bits & 0x3fff) << 4,
             leading: ((bits >> 16) & 0x3fff) << 4,
@@ -103,8 +95,9 @@ impl Descriptor {
         if self.swizzle == 0 {
             return self.start + group + (row % 8) * 16 + chunk * self.leading + b;
         }
+        // Rows one swizzle span apart; the mode's permutation of the address (`Swizzle<B, 4, 3>` on bytes).
         let x = self.start + group + (row % 8) * self.swizzle + chunk * 16 + b;
-        x ^ (((x >> 7) & (self.swizzle / 16 - 1)) << 4)
+        u64::from(self.mode().byte_swizzle().apply(x as u32))
     }
 }
 

@@ -113,6 +113,9 @@ fn descriptor(v: &mut Verifier<'_>, op: &Operation, d: &typed::WarpgroupGenerate
             v.error(op.span, format!("{name} {what} must be a multiple of 16 below 2^18 (14 bits of 16-byte units), found {bytes}"));
         }
     }
+    if let (Type::Tile(t), Some(mode)) = (ty, crate::ops::wgmma::swizzle_mode(d.swizzle)) {
+        layout_matches_mode(v, op, t, mode);
+    }
     if d.swizzle != 0 && d.leading_byte_offset != 16 {
         v.error(op.span, format!(
             "{name} with a swizzle reads K-major rows of one swizzle atom, where the leading byte offset is unused: it must be 16 (encoded 1), found {}",
@@ -121,6 +124,37 @@ fn descriptor(v: &mut Verifier<'_>, op: &Operation, d: &typed::WarpgroupGenerate
     }
     if v.result_type(op).is_some_and(|t| t != &Type::INDEX) {
         v.error(op.span, format!("{name} returns the 64-bit descriptor as an 'index'"));
+    }
+}
+
+/// The tile's layout must be the one the descriptor's mode reads, or wgmma reads other elements than the
+/// program wrote: for a swizzle of `S` bytes, rows of `S` bytes under the mode's permutation
+/// (`#swizzle<B, 4 - log2 e, 3, #row_major>`, [`tilec_layout::SwizzleMode::element_swizzle`]); with none,
+/// row-major rows of 16 bytes (a core matrix's row; LBO and SBO place the core matrices).
+fn layout_matches_mode(v: &mut Verifier<'_>, op: &Operation, t: &crate::types::TileType, mode: tilec_layout::SwizzleMode) {
+    use tilec_layout::{Layout, SwizzleMode};
+    let elem_bytes = t.elem.bit_width() / 8;
+    let Some(cols) = t.static_shape().and_then(|s| s.last().copied()) else { return };
+    if t.space != MemorySpace::Shared || elem_bytes == 0 || t.rank() != 2 || wgmma_accumulator(t.elem, t.elem).is_none() {
+        return;
+    }
+    let row_bytes = cols * u64::from(elem_bytes);
+    let layout_mode = match &t.layout {
+        None | Some(Layout::RowMajor) => Some(SwizzleMode::None),
+        Some(Layout::Swizzled { swizzle, base }) if **base == Layout::RowMajor => SwizzleMode::of_element_swizzle(*swizzle, elem_bytes),
+        _ => None,
+    };
+    let want_bytes = if mode == SwizzleMode::None { 16 } else { mode.span_bytes() };
+    if layout_mode != Some(mode) || row_bytes != want_bytes {
+        let want = match mode.element_swizzle(elem_bytes) {
+            Some(s) if mode != SwizzleMode::None => format!("#swizzle<{}, {}, {}, #row_major>", s.bits, s.base, s.shift),
+            _ => "#row_major".to_string(),
+        };
+        let found = t.layout.as_ref().map_or("#row_major".to_string(), |l| l.to_string());
+        v.error(op.span, format!(
+            "'nvgpu.warpgroup.generate.descriptor' with swizzle = {} reads rows of {want_bytes} bytes laid out as {want}: the tile has rows of {row_bytes} bytes laid out as {found}",
+            mode.span_bytes() * u64::from(mode != SwizzleMode::None)
+        ));
     }
 }
 

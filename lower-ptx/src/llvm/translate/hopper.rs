@@ -131,7 +131,7 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
         let pointer = self.element_pointer(op, v.tensor, &v.indices, 1)?;
         let i64_ty = self.cx.i64_type();
         let address = self.builder.build_ptr_to_int(pointer, i64_ty, "")?;
-        let start = self.builder.build_and(address, i64_ty.const_int(0x3ffff, false), "")?;
+        let start = self.builder.build_and(address, i64_ty.const_int(tilec_ir::ops::wgmma::START_ADDRESS_MASK, false), "")?;
         let start = self.builder.build_right_shift(start, i64_ty.const_int(4, false), false, "")?;
         let desc = self.builder.build_or(start, i64_ty.const_int(wgmma_descriptor_bits(v), false), "")?;
         self.set_result(op, desc.into())

@@ -115,7 +115,7 @@ impl EmitHopper for FuncEmitter<'_> {
         let bytes = self.emit(&format!("arith.muli {offset}, {size} : index"));
         let address = self.emit(&format!("arith.addi {base}, {bytes} : index"));
         let address = self.emit(&format!("arith.index_cast {address} : index to i64"));
-        let mask = self.emit("arith.constant 262143 : i64");
+        let mask = self.emit(&format!("arith.constant {} : i64", tilec_ir::ops::wgmma::START_ADDRESS_MASK));
         let four = self.emit("arith.constant 4 : i64");
         let fields = self.emit(&format!("arith.constant {} : i64", wgmma_descriptor_bits(v) as i64));
         let start = self.emit(&format!("arith.andi {address}, {mask} : i64"));
