@@ -315,6 +315,19 @@ impl Warp {
         }
     }
 
+    /// Fails when a `nvgpu.warpgroup.mma` in flight reads a byte of `bytes` (the write would race with it).
+    pub fn check_not_in_flight(&self, ctx: &Ctx<'_>, op: &Operation, bytes: (u64, u64)) -> Result<(), SimError> {
+        match ctx.shared.async_read_in(bytes) {
+            None => Ok(()),
+            Some(a) => Err(SimError::Wgmma {
+                span: op.span,
+                op: op.kind.name(),
+                at: self.place(ctx),
+                message: format!("writes shared address {a:#x}, which a 'nvgpu.warpgroup.mma' in flight reads: wait for its group first"),
+            }),
+        }
+    }
+
     /// Fails unless every lane of the warp is active.
     pub fn require_converged(&self, ctx: &Ctx<'_>, op: &Operation) -> Result<(), SimError> {
         let (mask, diverged_by) = self.mask();
@@ -920,6 +933,7 @@ impl Warp {
             let index = self.indices(ctx, op, &store.indices, lane)?;
             let (run, bytes) = self.access(ctx, op, lane, mem, &index, count, access_align(&ty, count))?;
             if let MemRef::Shared(_) = mem {
+                self.check_not_in_flight(ctx, op, bytes)?;
                 ctx.shared.generic_write(bytes, self.id);
             }
             let values: Vec<f64> = match self.val(value, lane) {
@@ -983,6 +997,7 @@ impl Warp {
                 }
             }
             let (run, bytes) = self.access(ctx, op, lane, dm, &di, n, Some(size))?;
+            self.check_not_in_flight(ctx, op, bytes)?;
             let MemRef::Shared(tile) = dm else { return Err(malformed(op)) };
             ctx.shared.issue((self.id * 32 + lane) as usize, PendingCopy { tile, run, values, bytes, span: op.span });
         }

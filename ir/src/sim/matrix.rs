@@ -141,6 +141,7 @@ pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, st: &typ
     // A generic-proxy write (for wgmma's proxy-fence check): the whole tile, conservatively.
     let t = &ctx.shared.tiles[tile];
     let end = t.base + (t.data.values.len() as u64 * u64::from(t.data.elem.bit_width())).div_ceil(8);
+    w.check_not_in_flight(ctx, op, (t.base, end))?;
     ctx.shared.generic_write((t.base, end), w.id);
     let data = &mut ctx.shared.tiles[tile].data.values;
     for (row, &run) in rows.iter().zip(&offsets) {

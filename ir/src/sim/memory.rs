@@ -154,6 +154,9 @@ pub(super) struct BlockShared {
     /// The `nvgpu.warpgroup.mma`s each warpgroup issued, by (warpgroup, issue number): descriptors and shape,
     /// as the first of its warps issued them (the others must issue the same).
     pub wgmma_issues: std::collections::HashMap<(u32, u64), (u64, u64, [u32; 3])>,
+    /// For each byte, how many `nvgpu.warpgroup.mma`s in flight (issued, not yet retired by a wait) read it:
+    /// the hardware may read it any time until then, so no one may write it.
+    async_reads: Vec<u16>,
 }
 
 impl BlockShared {
@@ -165,7 +168,22 @@ impl BlockShared {
             unfenced: vec![0; layout.bytes as usize],
             inverse: vec![None; layout.tiles.len()],
             wgmma_issues: std::collections::HashMap::new(),
+            async_reads: vec![0; layout.bytes as usize],
         }
+    }
+
+    /// A wgmma in flight reads `[start, end)` (`add`), or has retired (`!add`).
+    pub fn async_read(&mut self, (start, end): (u64, u64), add: bool) {
+        for b in start..end {
+            if let Some(n) = self.async_reads.get_mut(b as usize) {
+                *n = if add { n.saturating_add(1) } else { n.saturating_sub(1) };
+            }
+        }
+    }
+
+    /// The first byte in `[start, end)` that a wgmma in flight reads.
+    pub fn async_read_in(&self, (start, end): (u64, u64)) -> Option<u64> {
+        (start..end).find(|&b| self.async_reads.get(b as usize).is_some_and(|&n| n > 0))
     }
 
     /// Warp `warp` wrote `[start, end)` through the generic proxy.

@@ -38,7 +38,9 @@
 //!   orders accumulators of same-shape mmas).
 //! - The shared memory it reads must not be written by the generic proxy (stores, `cp.async`) without a
 //!   `nvgpu.fence.proxy.async` of the writing warp after the write (conservative: the simulator asks the
-//!   writer to fence), nor be the target of a `cp.async` still pending.
+//!   writer to fence), nor be the target of a `cp.async` still pending; and while the mma is in flight (until
+//!   a wait retires it) no warp may write what it reads (a store, `cp.async` or `stmatrix` there is an error:
+//!   the hardware may read it any time until then).
 
 use std::collections::VecDeque;
 
@@ -119,6 +121,8 @@ pub(super) struct WarpWgmma {
     groups: VecDeque<Vec<u32>>,
     /// How many mmas the warp has issued (to match them with its warpgroup's other warps).
     issued: u64,
+    /// The shared bytes each mma (by id) reads, released when it retires.
+    reads: Vec<Vec<(u64, u64)>>,
 }
 
 fn error(w: &Warp, ctx: &Ctx<'_>, op: &Operation, message: String) -> SimError {
@@ -182,7 +186,7 @@ impl Warp {
 
     /// The element of type `elem` at shared address `address`, after the pending-copy and proxy-fence checks;
     /// records the read for the race detector.
-    fn shared_element(&self, ctx: &mut Ctx<'_>, op: &Operation, address: u64, elem: ScalarType) -> Result<f64, SimError> {
+    fn shared_element(&self, ctx: &mut Ctx<'_>, op: &Operation, address: u64, elem: ScalarType, reads: &mut Vec<(u64, u64)>) -> Result<f64, SimError> {
         let bytes = u64::from(elem.bit_width() / 8);
         let found = ctx.shared.tiles.iter().position(|t| {
             let len = t.data.values.len() as u64 * u64::from(t.data.elem.bit_width()) / 8;
@@ -215,6 +219,7 @@ impl Warp {
         let x = t.data.values[position];
         let (place, name) = (self.place(ctx), op.kind.name());
         ctx.race.borrow_mut().read(RaceSpace::Shared(tile), len, std::iter::once(position), self.id, op.span, name, place)?;
+        reads.push((address, address + bytes));
         Ok(x)
     }
 
@@ -294,17 +299,18 @@ impl Warp {
         let warp_in_group = (self.id % 4) as usize;
         let bytes_a = u64::from(ea.bit_width() / 8);
         let bytes_b = u64::from(eb.bit_width() / 8);
+        let mut reads = Vec::with_capacity(16 * k + n * k);
         let mut a = vec![0.0; 16 * k];
         for r in 0..16 {
             for kk in 0..k {
                 let row = (16 * warp_in_group + r) as u64;
-                a[r * k + kk] = self.shared_element(ctx, op, da.address(row, kk as u64 * bytes_a), ea)?;
+                a[r * k + kk] = self.shared_element(ctx, op, da.address(row, kk as u64 * bytes_a), ea, &mut reads)?;
             }
         }
         let mut b = vec![0.0; n * k];
         for col in 0..n {
             for kk in 0..k {
-                b[col * k + kk] = self.shared_element(ctx, op, db.address(col as u64, kk as u64 * bytes_b), eb)?;
+                b[col * k + kk] = self.shared_element(ctx, op, db.address(col as u64, kk as u64 * bytes_b), eb, &mut reads)?;
             }
         }
         let mut out = Vec::with_capacity(32);
@@ -324,6 +330,10 @@ impl Warp {
         }
         let id = self.wgmma.results.len() as u32;
         self.wgmma.results.push((n as u32, out));
+        for &range in &reads {
+            ctx.shared.async_read(range, true);
+        }
+        self.wgmma.reads.push(reads);
         self.wgmma.open.push(id);
         for lane in 0..32u32 {
             self.set(d, lane, Val::Pending(id));
@@ -348,13 +358,19 @@ impl Warp {
 
     /// `nvgpu.wgmma.wait_group N`: the oldest groups retire until at most N are pending; their D registers
     /// (and every register a loop copied them to) become readable.
-    pub(super) fn wgmma_wait(&mut self, ctx: &Ctx<'_>, op: &Operation, keep: u32) -> Result<(), SimError> {
+    pub(super) fn wgmma_wait(&mut self, ctx: &mut Ctx<'_>, op: &Operation, keep: u32) -> Result<(), SimError> {
         self.require_converged(ctx, op)?;
         let mut retired = Vec::new();
         while self.wgmma.groups.len() > keep as usize {
             if let Some(group) = self.wgmma.groups.pop_front() {
                 retired.extend(group);
             }
+        }
+        for &id in &retired {
+            for &range in &self.wgmma.reads[id as usize] {
+                ctx.shared.async_read(range, false);
+            }
+            self.wgmma.reads[id as usize] = Vec::new();
         }
         if !retired.is_empty() {
             let results = std::mem::take(&mut self.wgmma.results);
