@@ -139,13 +139,17 @@ prepare)
     "$TILEC" bundle examples/gemm_batched.tir -o "$DEV/$out/gemm_batched_5x200x72x40" --arg A=5x200x40 --arg B=5x40x72 --arg C=5x200x72 "${b[@]}"
     # Reductions, broadcasts and masks (issue 16): row softmax, ragged in both extents.
     "$TILEC" bundle examples/softmax.tir -o "$DEV/$out/softmax_100x150" --arg x=100x150 --arg y=100x150 "${b[@]}"
-    # Flash-attention forward (issue 17): K passed as the #col_major Kᵀ [d, heads*S]; ragged S (masked last
-    # key block, dropped query rows), several heads on grid z; causal (skipped and masked blocks); head dim 128.
-    "$TILEC" bundle examples/attention_fwd.tir -o "$DEV/$out/attention_fwd_2x100x64" --arg Q=2x100x64 --arg K=64x200 --arg V=2x100x64 --arg O=2x100x64 "${b[@]}"
-    "$TILEC" bundle examples/attention_fwd.tir -o "$DEV/$out/attention_fwd_4x256x64" --arg Q=4x256x64 --arg K=64x1024 --arg V=4x256x64 --arg O=4x256x64 "${b[@]}"
-    "$TILEC" bundle examples/attention_fwd_causal.tir -o "$DEV/$out/attention_fwd_causal_2x150x64" --arg Q=2x150x64 --arg K=64x300 --arg V=2x150x64 --arg O=2x150x64 "${b[@]}"
-    "$TILEC" bundle examples/attention_fwd_d128.tir -o "$DEV/$out/attention_fwd_d128_2x100x128" --arg Q=2x100x128 --arg K=128x200 --arg V=2x100x128 --arg O=2x100x128 "${b[@]}"
+    # Flash-attention forward (issue 17): Q, K, V, O all [batch*heads, S, d] row-major; ragged S (masked last
+    # key block, dropped query rows), several heads on grid z; causal (skipped and masked blocks); head dim 128
+    # from the same files (--param D=128); a 128-row query block over 8 warps with 64-key blocks.
+    "$TILEC" bundle examples/attention_fwd.tir -o "$DEV/$out/attention_fwd_2x100x64" --arg Q=2x100x64 --arg K=2x100x64 --arg V=2x100x64 --arg O=2x100x64 "${b[@]}"
+    "$TILEC" bundle examples/attention_fwd.tir -o "$DEV/$out/attention_fwd_4x256x64" --arg Q=4x256x64 --arg K=4x256x64 --arg V=4x256x64 --arg O=4x256x64 "${b[@]}"
+    "$TILEC" bundle examples/attention_fwd_causal.tir -o "$DEV/$out/attention_fwd_causal_2x150x64" --arg Q=2x150x64 --arg K=2x150x64 --arg V=2x150x64 --arg O=2x150x64 "${b[@]}"
+    "$TILEC" bundle examples/attention_fwd.tir --param D=128 -o "$DEV/$out/attention_fwd_d128_2x100x128" --arg Q=2x100x128 --arg K=2x100x128 --arg V=2x100x128 --arg O=2x100x128 "${b[@]}"
+    "$TILEC" bundle examples/attention_fwd_causal.tir --param D=128 -o "$DEV/$out/attention_fwd_causal_d128_2x150x128" --arg Q=2x150x128 --arg K=2x150x128 --arg V=2x150x128 --arg O=2x150x128 "${b[@]}"
+    "$TILEC" bundle examples/attention_fwd.tir --param D=128 --param BM=128 --param num_warps=8 --param BN=64 -o "$DEV/$out/attention_fwd_d128_bm128_2x300x128" --arg Q=2x300x128 --arg K=2x300x128 --arg V=2x300x128 --arg O=2x300x128 "${b[@]}"
     "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${b[@]}"
+    "$TILEC" bundle examples/gemm_bias_relu_1d.tir -o "$DEV/$out/gemm_bias_relu_1d_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=136 --arg C=200x136 "${b[@]}"
     "$TILEC" bundle examples/layernorm.tir -o "$DEV/$out/layernorm_100x150" --arg x=100x150 --arg gamma=1x150 --arg beta=1x150 --arg y=100x150 "${b[@]}"
     # Hopper (issue 18): two warps meeting at an mbarrier three times (try_wait.parity loops), and the wgmma
     # fence/commit/wait of one warpgroup; sm_90a PTX, expected results from the simulator. (setmaxnreg is only
@@ -156,6 +160,11 @@ prepare)
     # 128-byte-swizzled shared tiles through descriptors); expected results from the simulator, whose f32
     # accumulation order inside one wgmma the GPU need not share (compare's tolerance covers it).
     "$TILEC" bundle examples/hopper/wgmma_gemm_tile.tir -o "$DEV/$out/wgmma_gemm_tile" --target sm_90a --backend "$backend"
+    # TMA (issue 18): 64x64 boxes of a ragged 100x72 f16 tensor through tensor maps the runner encodes
+    # (cuTensorMapEncodeTiled, 128-byte swizzle), completing on an mbarrier; 2x + 1 in shared memory; TMA
+    # stores clipped at %B's edge; and with %B 128x128, the zero fill of the boxes' part outside %A.
+    "$TILEC" bundle examples/hopper/tma_copy.tir -o "$DEV/$out/tma_copy_100x72" --target sm_90a --backend "$backend" --arg A=100x72 --arg B=100x72 --grid 2,2,1
+    "$TILEC" bundle examples/hopper/tma_copy.tir -o "$DEV/$out/tma_copy_fill_128x128" --target sm_90a --backend "$backend" --arg A=100x72 --arg B=128x128 --grid 2,2,1
     # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
     "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
     # Back-to-back GEMM D = (A·B)·C with P kept in registers (issue 16): small-integer inputs make P exact in

@@ -111,6 +111,11 @@ pub struct CompileArgs {
     /// `~/.cache/tilec`; `TILEC_CACHE=0` disables it too).
     #[arg(long)]
     pub no_cache: bool,
+    /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
+    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
+    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    #[arg(short = 'D', long = "param", value_name = "NAME=V")]
+    pub params: Vec<String>,
     #[arg(skip)]
     pub input: String,
 }
@@ -178,6 +183,14 @@ pub enum Backend {
     Mlir,
 }
 
+/// The backend's name as the command line writes it.
+pub fn backend_name(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Llvm => "llvm",
+        Backend::Mlir => "mlir",
+    }
+}
+
 /// Reports `--report` can print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Report {
@@ -195,6 +208,11 @@ pub struct CheckArgs {
     /// Check the diagnostics against `// expected-error {{...}}` comments in the file instead of printing them.
     #[arg(long)]
     pub verify_diagnostics: bool,
+    /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
+    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
+    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    #[arg(short = 'D', long = "param", value_name = "NAME=V")]
+    pub params: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -235,6 +253,11 @@ pub struct RunInputs {
     /// The kernel to run when the file has several.
     #[arg(long = "func", value_name = "NAME")]
     pub func: Option<String>,
+    /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
+    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
+    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    #[arg(short = 'D', long = "param", value_name = "NAME=V")]
+    pub params: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -282,10 +305,17 @@ pub struct BundleArgs {
     /// Backend that compiles the kernel's PTX: `llvm` or `mlir` (same kernel parameters, same runner).
     #[arg(long, value_enum, default_value_t = Backend::Llvm)]
     pub backend: Backend,
-    /// Extra timed launches for the runner (median time reported).
+    /// Timed launches for the runner, each between CUDA events (median time reported).
     #[arg(long, default_value_t = 0)]
     pub repeat: u32,
-    /// Write no expected results (for timing runs at sizes the oracles would take too long on).
+    /// Untimed launches before the timed ones.
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u32,
+    /// Floating-point operations one launch does: the runner reports TF/s from it and the median time.
+    #[arg(long, value_name = "N")]
+    pub flops: Option<f64>,
+    /// Write no expected results and no input data: the runner makes the inputs from --seed (for timing runs
+    /// at sizes the oracles would take too long on; the bundle is a few KB at any size).
     #[arg(long)]
     pub no_oracle: bool,
     #[command(flatten)]
@@ -372,11 +402,18 @@ pub struct BenchArgs {
 
 #[derive(Debug, Args)]
 pub struct TuneArgs {
-    /// Input file (`-` for standard input): a GEMM kernel, as for `tilec bench`.
+    /// Input file (`-` for standard input): a GEMM kernel, as for `tilec bench`, or any kernel with --arg.
     pub input: String,
-    /// The problem size `M,N,K` to tune for (with --results: only the records of this shape count).
-    #[arg(long, value_name = "M,N,K", required_unless_present = "results")]
+    /// The problem size `M,N,K` to tune a GEMM for (with --results: only the records of this shape count).
+    #[arg(long, value_name = "M,N,K", required_unless_present_any = ["results", "args"])]
     pub shape: Option<String>,
+    /// Any kernel (not a GEMM): a tensor argument's shape (`Q=128x4096x64`) or a scalar's value; repeatable.
+    /// The candidates are timing bundles (inputs made by the runner from --seed), ranked by time, not checked.
+    #[arg(long = "arg", value_name = "NAME=SHAPE|VALUE", conflicts_with = "shape")]
+    pub args: Vec<String>,
+    /// With --arg: floating-point operations one launch does, for the TF/s column.
+    #[arg(long, value_name = "N", requires = "args")]
+    pub flops: Option<f64>,
     /// GPU architecture of the PTX. Default: this machine's GPU, or sm_90 with --bundle.
     #[arg(long, value_name = TARGET_VALUES)]
     pub target: Option<String>,

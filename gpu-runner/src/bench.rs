@@ -175,7 +175,7 @@ fn cuda(what: &str) -> impl Fn(cudarc::driver::DriverError) -> RunError + '_ {
 }
 
 /// Times `launch`: `warmup` untimed calls, then `repeat` calls each between two events.
-fn time(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, warmup: u32, repeat: u32, mut launch: impl FnMut() -> Result<(), RunError>) -> Result<Timing, RunError> {
+pub(crate) fn time(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, warmup: u32, repeat: u32, mut launch: impl FnMut() -> Result<(), RunError>) -> Result<Timing, RunError> {
     for _ in 0..warmup {
         launch()?;
     }

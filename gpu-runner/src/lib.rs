@@ -2,12 +2,18 @@
 //! the CUDA driver, opened at run time, and writes the output buffers back. No LLVM and no MLIR: the binary is
 //! under 1 MB, so it can be carried to a GPU machine. Checking the numbers is `tilec`'s job.
 //!
+//! Any bundle can be timed: with `repeat` set, the runner launches it `warmup` times untimed and `repeat` times
+//! each between two CUDA events (as [`bench`] does), and reports the median and, given the bundle's `flops`,
+//! the throughput ([`RunRecord`], one JSON line each with `--json`). A timing bundle's inputs are made here
+//! from its seed, so that it carries no data at any size (`tilec bundle --generate`).
+//!
 //! [`bench`] times a GEMM kernel against cuBLAS (opened at run time as well) on inputs made on the GPU
 //! machine, and checks the kernel's result against cuBLAS's. [`tune`] runs the candidate configurations of one
 //! kernel that way and ranks them (`tilec tune`).
 
 pub mod bench;
 pub mod bundle;
+pub mod tensor_map;
 pub mod tune;
 
 use std::path::{Path, PathBuf};
@@ -18,7 +24,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 pub use cudarc::driver::{CudaContext, CudaStream};
 use cudarc::nvrtc::Ptx;
 
-pub use crate::bundle::{Buffer, Bundle, Param, RandomFill};
+pub use crate::bundle::{Buffer, Bundle, Param, RandomFill, TensorDesc};
 
 /// What went wrong.
 #[derive(Debug, thiserror::Error)]
@@ -44,14 +50,55 @@ impl RunError {
     }
 }
 
-/// Runs every bundle directory in order on GPU 0; prints one line per bundle.
-pub fn run_all(dirs: &[PathBuf]) -> Result<(), RunError> {
-    let ctx = open_gpu()?;
+/// What one bundle run gave: a JSON line of `tilec-gpu-runner --json FILE DIR...`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunRecord {
+    /// The bundle directory.
+    pub bundle: String,
+    pub kernel: String,
+    pub label: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+    /// The kernel arguments' names and shapes (`Q=128x4096x64`), from the buffers' descriptions.
+    pub shapes: Vec<String>,
+    pub warmup: u32,
+    /// Timed launches (0: the bundle was run once, not timed).
+    pub launches: u32,
+    pub median_ms: Option<f64>,
+    pub min_ms: Option<f64>,
+    /// The bundle's `flops` over the median time, in TF/s.
+    pub tflops: Option<f64>,
+    pub gpu: String,
+}
+
+impl RunRecord {
+    /// The report line after the directory: `ok`, or `ok, median 1.234 ms (min 1.2) over 20 launches, 345.6 TF/s`.
+    pub fn summary(&self) -> String {
+        match (self.median_ms, self.min_ms) {
+            (Some(median), Some(min)) => {
+                let rate = self.tflops.map(|t| format!(", {t:.1} TF/s")).unwrap_or_default();
+                format!("ok, median {median:.4} ms (min {min:.4}) over {} launches{rate}", self.launches)
+            }
+            _ => "ok".into(),
+        }
+    }
+}
+
+/// Runs every bundle directory in order on GPU 0; prints one line per bundle and, with `json`, appends one
+/// [`RunRecord`] per bundle that ran.
+pub fn run_all(dirs: &[PathBuf], json: Option<&Path>) -> Result<(), RunError> {
+    let ctx = bench::open_bench_gpu()?;
     let stream = ctx.default_stream();
     let mut failed = 0;
     for dir in dirs {
         match run_bundle(&ctx, &stream, dir) {
-            Ok(line) => println!("{}: {line}", dir.display()),
+            Ok(record) => {
+                println!("{}: {}", dir.display(), record.summary());
+                if let Some(path) = json {
+                    append_record(path, &record)?;
+                }
+            }
             Err(e) => {
                 failed += 1;
                 eprintln!("{}: error: {e}", dir.display());
@@ -62,6 +109,15 @@ pub fn run_all(dirs: &[PathBuf]) -> Result<(), RunError> {
         return Err(RunError::Bundle(format!("{failed} of {} bundle(s) failed", dirs.len())));
     }
     Ok(())
+}
+
+/// Appends one record as a JSON line to `path`.
+pub fn append_record(path: &Path, record: &RunRecord) -> Result<(), RunError> {
+    use std::io::Write;
+    let line = serde_json::to_string(record).map_err(|e| RunError::Bundle(format!("JSON: {e}")))?;
+    let fail = |e: std::io::Error| RunError::Bundle(format!("{}: {e}", path.display()));
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(fail)?;
+    writeln!(file, "{line}").map_err(fail)
 }
 
 /// Opens GPU 0 through the driver library.
@@ -107,10 +163,19 @@ fn read(dir: &Path, name: &str) -> Result<Vec<u8>, RunError> {
     std::fs::read(dir.join(name)).map_err(|e| RunError::Bundle(format!("{}: {e}", dir.join(name).display())))
 }
 
-/// Runs one bundle directory; returns a one-line summary (with the median time when `repeat` is set).
-pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) -> Result<String, RunError> {
-    let text = read(dir, "bundle.json")?;
-    let bundle: Bundle = serde_json::from_slice(&text).map_err(|e| RunError::Bundle(format!("bundle.json: {e}")))?;
+/// The file name of a bundle's description inside its directory.
+pub const BUNDLE_JSON: &str = "bundle.json";
+
+/// Reads `DIR/bundle.json`.
+pub fn read_bundle_json(dir: &Path) -> Result<Bundle, RunError> {
+    let text = read(dir, BUNDLE_JSON)?;
+    serde_json::from_slice(&text).map_err(|e| RunError::Bundle(format!("{}: {e}", dir.join(BUNDLE_JSON).display())))
+}
+
+/// Runs one bundle directory: one launch, then, when `repeat` is set, `warmup` untimed and `repeat` timed ones
+/// (each between its own pair of CUDA events); writes the output buffers (after all launches) and returns the record.
+pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) -> Result<RunRecord, RunError> {
+    let bundle = read_bundle_json(dir)?;
     let ptx = String::from_utf8(read(dir, &bundle.ptx)?).map_err(|_| RunError::Bundle("PTX is not UTF-8".into()))?;
     let fail = |message: String| RunError::Launch { kernel: bundle.kernel.clone(), message };
     let function = load_kernel(ctx, ptx, &bundle.kernel, bundle.shared_bytes)?;
@@ -134,6 +199,21 @@ pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) 
             _ => None,
         });
     }
+    // Tensor maps, over the buffers' device addresses (which stay put for the bundle's launches).
+    let mut tensor_maps: Vec<Option<tensor_map::TensorMapArg>> = Vec::new();
+    for param in &bundle.params {
+        tensor_maps.push(match param {
+            Param::TensorMap(t) => {
+                let args = tensor_map::encode_args(t).map_err(|m| fail(format!("tensor map: {m}")))?;
+                let Some(Some(buffer)) = buffers.get(t.buffer) else {
+                    return Err(fail(format!("tensor map: parameter {} is not a buffer", t.buffer)));
+                };
+                let (address, _sync) = cudarc::driver::DevicePtr::device_ptr(buffer, stream);
+                Some(tensor_map::encode(&args, address).map_err(|m| fail(format!("tensor map: {m}")))?)
+            }
+            _ => None,
+        });
+    }
     let cfg = LaunchConfig {
         grid_dim: (bundle.grid[0], bundle.grid[1], bundle.grid[2]),
         block_dim: (bundle.block[0], bundle.block[1], bundle.block[2]),
@@ -141,8 +221,12 @@ pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) 
     };
     let launch = |buffers: &Vec<Option<CudaSlice<u8>>>| -> Result<(), RunError> {
         let mut args = stream.launch_builder(&function);
-        for (param, buffer) in bundle.params.iter().zip(buffers) {
+        for ((param, buffer), map) in bundle.params.iter().zip(buffers).zip(&tensor_maps) {
             match (param, buffer) {
+                (Param::TensorMap(_), _) => match map {
+                    Some(map) => args.arg(map),
+                    None => return Err(fail("internal: tensor map missing".into())),
+                },
                 (Param::I32(v), _) => args.arg(v),
                 (Param::I64(v), _) => args.arg(v),
                 (Param::F32(v), _) => args.arg(v),
@@ -156,18 +240,7 @@ pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) 
     };
     launch(&buffers)?;
     stream.synchronize().map_err(|e| fail(format!("kernel failed: {e:?}")))?;
-    let mut summary = String::from("ok");
-    if bundle.repeat > 0 {
-        let mut times = Vec::new();
-        for _ in 0..bundle.repeat {
-            let start = std::time::Instant::now();
-            launch(&buffers)?;
-            stream.synchronize().map_err(|e| fail(format!("kernel failed: {e:?}")))?;
-            times.push(start.elapsed().as_secs_f64() * 1e3);
-        }
-        times.sort_by(|a, b| a.total_cmp(b));
-        summary = format!("ok, median {:.4} ms over {} launches", times[times.len() / 2], times.len());
-    }
+    let timing = if bundle.repeat > 0 { Some(bench::time(ctx, stream, bundle.warmup, bundle.repeat, || launch(&buffers))?) } else { None };
     for (param, buffer) in bundle.params.iter().zip(&buffers) {
         if let (Param::Buffer(b), Some(buf)) = (param, buffer) {
             if let Some(out) = &b.output {
@@ -176,5 +249,20 @@ pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) 
             }
         }
     }
-    Ok(summary)
+    let shapes = tune::argument_shapes(&bundle);
+    Ok(RunRecord {
+        bundle: dir.display().to_string(),
+        kernel: bundle.kernel.clone(),
+        label: bundle.label.clone(),
+        grid: bundle.grid,
+        block: bundle.block,
+        shared_bytes: bundle.shared_bytes,
+        shapes,
+        warmup: bundle.warmup,
+        launches: timing.map_or(0, |t| t.launches),
+        median_ms: timing.map(|t| t.median_ms),
+        min_ms: timing.map(|t| t.min_ms),
+        tflops: timing.and_then(|t| bundle.flops.map(|f| f / (t.median_ms * 1e-3) / 1e12)),
+        gpu: ctx.name().unwrap_or_else(|e| format!("unknown GPU ({e:?})")),
+    })
 }

@@ -1,4 +1,10 @@
-//! `tilec tune` / `tilec-gpu-runner tune`: timing the candidate attribute sets of one GEMM kernel.
+//! `tilec tune` / `tilec-gpu-runner tune`: timing the candidate attribute sets of one kernel.
+//!
+//! Two kinds of candidate, one ranking: a GEMM's (a bench bundle, `bench.json`: checked against cuBLAS and
+//! timed beside it, below), and any other kernel's ([`TuneWork::Kernel`]: a timing bundle, `bundle.json` with
+//! inputs made from its seed, timed by [`crate::run_bundle`]; its numerics are not checked here — `tilec
+//! bundle` with the oracle, or a harness with its own reference such as `scripts/bench_attention.py`, does
+//! that — so its records say `not checked`). A kernel's records carry its arguments' shapes instead of M, N, K.
 //!
 //! `tilec tune FILE --shape M,N,K --bundle DIR` compiles the kernel once per candidate (a set of function
 //! attributes: `pipeline_stages`, `num_warps`, `fragments_ahead`) and writes each as a bench bundle
@@ -30,24 +36,28 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::{self, BenchBundle, BenchOutcome, Cublas};
-use crate::RunError;
+use crate::{Buffer, Bundle, Param, RunError, RunRecord};
 
 /// The file beside `bench.json` that makes a bench bundle a tune candidate.
 pub const TUNE_JSON: &str = "tune.json";
 
-/// A function attribute's value as a candidate sets it: an integer or a bool (plain JSON numbers and bools).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A function attribute's value as a candidate sets it: an integer, a bool or a list of integers (such as
+/// `warp_tile`; plain JSON numbers, bools and arrays).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum AttrValue {
     Bool(bool),
     Int(i64),
+    List(Vec<i64>),
 }
 
 impl fmt::Display for AttrValue {
+    /// As the IR writes it: `true`, `4`, `[16, 32]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AttrValue::Bool(b) => write!(f, "{b}"),
             AttrValue::Int(n) => write!(f, "{n}"),
+            AttrValue::List(items) => write!(f, "[{}]", items.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")),
         }
     }
 }
@@ -83,14 +93,46 @@ pub fn attrs_text(attrs: &BTreeMap<String, AttrValue>) -> String {
     attrs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
-/// One candidate to run: its bench bundle, PTX and attributes.
+/// One candidate to run: what to run and its attributes.
 #[derive(Clone, Debug)]
 pub struct TuneJob {
     pub candidate: Candidate,
-    pub bundle: BenchBundle,
-    pub ptx: String,
+    pub work: TuneWork,
     /// Where it came from (a bundle directory, or the candidate's name when compiled in this process).
     pub origin: String,
+}
+
+/// What a candidate runs.
+#[derive(Clone, Debug)]
+pub enum TuneWork {
+    /// A GEMM: a bench bundle and its PTX (checked against cuBLAS, timed beside it).
+    Gemm { bundle: BenchBundle, ptx: String },
+    /// Any kernel: a timing bundle directory (`bundle.json`, its PTX; inputs made from the seed).
+    Kernel { dir: PathBuf, bundle: Bundle },
+}
+
+impl TuneJob {
+    /// The PTX entry's name.
+    pub fn kernel(&self) -> &str {
+        match &self.work {
+            TuneWork::Gemm { bundle, .. } => &bundle.kernel,
+            TuneWork::Kernel { bundle, .. } => &bundle.kernel,
+        }
+    }
+}
+
+/// `Q=128x4096x64`: the arguments of a timing bundle with their shapes, from its buffers' descriptions.
+pub fn argument_shapes(bundle: &Bundle) -> Vec<String> {
+    bundle
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            Param::Buffer(Buffer { tensor: Some(t), .. }) => {
+                Some(format!("{}={}", t.name, t.shape.iter().map(u64::to_string).collect::<Vec<_>>().join("x")))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// What happened to one candidate: a JSON line of `--json` and of `tilec tune --results`.
@@ -102,9 +144,13 @@ pub struct TuneRecord {
     pub kernel: String,
     pub source: String,
     pub attrs: BTreeMap<String, AttrValue>,
+    /// The GEMM's shape (0 for other kernels).
     pub m: u64,
     pub n: u64,
     pub k: u64,
+    /// Other kernels: the arguments' shapes (`Q=128x4096x64`, ...); empty for GEMMs.
+    #[serde(default)]
+    pub shapes: Vec<String>,
     /// Median of the timed launches; `None` when the candidate did not run.
     pub median_ms: Option<f64>,
     pub min_ms: Option<f64>,
@@ -134,22 +180,35 @@ impl TuneRecord {
         self.median_ms.is_some_and(f64::is_finite) && (self.check == "ok" || self.check == "not checked")
     }
 
+    /// The shape the record is for: `MxNxK`, or the arguments' shapes.
+    pub fn shape_text(&self) -> String {
+        if self.shapes.is_empty() {
+            format!("{}x{}x{}", self.m, self.n, self.k)
+        } else {
+            self.shapes.join(" ")
+        }
+    }
+
     fn new(job: &TuneJob, check: &str, detail: String) -> TuneRecord {
         let c = &job.candidate;
-        let g = &job.bundle.gemm;
+        let (m, n, k, shapes, integer) = match &job.work {
+            TuneWork::Gemm { bundle, .. } => (bundle.gemm.m, bundle.gemm.n, bundle.gemm.k, Vec::new(), bundle.gemm.integer()),
+            TuneWork::Kernel { bundle, .. } => (0, 0, 0, argument_shapes(bundle), false),
+        };
         TuneRecord {
             candidate: c.name.clone(),
             func: c.func.clone(),
-            kernel: job.bundle.kernel.clone(),
+            kernel: job.kernel().to_string(),
             source: c.source.clone(),
             attrs: c.attrs.clone(),
-            m: g.m,
-            n: g.n,
-            k: g.k,
+            m,
+            n,
+            k,
+            shapes,
             median_ms: None,
             min_ms: None,
             rate: None,
-            unit: if g.integer() { "TOP/s" } else { "TF/s" }.into(),
+            unit: if integer { "TOP/s" } else { "TF/s" }.into(),
             cublas_ms: None,
             ratio: None,
             check: check.into(),
@@ -174,6 +233,16 @@ impl TuneRecord {
         }
     }
 
+    fn from_run(job: &TuneJob, run: &RunRecord) -> TuneRecord {
+        TuneRecord {
+            median_ms: run.median_ms,
+            min_ms: run.min_ms,
+            rate: run.tflops,
+            gpu: run.gpu.clone(),
+            ..TuneRecord::new(job, "not checked", "timed only (no reference here)".into())
+        }
+    }
+
     /// The one-line report of a candidate, e.g. `s4_w8_fon: 0.318 ms 432.1 TF/s, 0.62x cuBLAS, check ok (...)`.
     pub fn line(&self) -> String {
         match (self.median_ms, self.rate) {
@@ -186,13 +255,18 @@ impl TuneRecord {
     }
 }
 
-/// Reads one candidate bundle: `bench.json`, its PTX and [`TUNE_JSON`].
+/// Reads one candidate bundle: `bench.json` and its PTX, or `bundle.json`; and [`TUNE_JSON`].
 pub fn read_job(dir: &Path) -> Result<TuneJob, RunError> {
-    let (bundle, ptx) = bench::read_bundle(dir)?;
+    let work = if dir.join(bench::BENCH_JSON).is_file() {
+        let (bundle, ptx) = bench::read_bundle(dir)?;
+        TuneWork::Gemm { bundle, ptx }
+    } else {
+        TuneWork::Kernel { dir: dir.to_path_buf(), bundle: crate::read_bundle_json(dir)? }
+    };
     let path = dir.join(TUNE_JSON);
     let text = std::fs::read(&path).map_err(|e| RunError::Bundle(format!("{}: {e} (not a `tilec tune --bundle` candidate)", path.display())))?;
     let candidate: Candidate = serde_json::from_slice(&text).map_err(|e| RunError::Bundle(format!("{}: {e}", path.display())))?;
-    Ok(TuneJob { candidate, bundle, ptx, origin: dir.display().to_string() })
+    Ok(TuneJob { candidate, work, origin: dir.display().to_string() })
 }
 
 /// The candidate directories named on the command line: a directory holding `bench.json` is one candidate; any
@@ -200,7 +274,7 @@ pub fn read_job(dir: &Path) -> Result<TuneJob, RunError> {
 pub fn expand_dirs(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, RunError> {
     let mut out = Vec::new();
     for dir in dirs {
-        if dir.join(bench::BENCH_JSON).is_file() {
+        if dir.join(bench::BENCH_JSON).is_file() || (dir.join(crate::BUNDLE_JSON).is_file() && dir.join(TUNE_JSON).is_file()) {
             out.push(dir.clone());
             continue;
         }
@@ -230,7 +304,8 @@ pub fn progress_bar(len: usize) -> ProgressBar {
 /// per candidate on stderr; returns one record per job, in order. A candidate that fails is recorded as such and
 /// the others still run, except after a sticky kernel fault, which leaves the context unusable: the later
 /// candidates are recorded as `not run` (run them again in a new process).
-pub fn run_jobs(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cublas, jobs: &[TuneJob]) -> Vec<TuneRecord> {
+/// GEMM candidates need `cublas` (the others do not: `None` is fine when there are none).
+pub fn run_jobs(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: Option<&Cublas>, jobs: &[TuneJob]) -> Vec<TuneRecord> {
     let bar = progress_bar(jobs.len());
     let mut records = Vec::new();
     let mut poisoned: Option<&str> = None;
@@ -238,8 +313,8 @@ pub fn run_jobs(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cubla
         bar.set_message(job.candidate.name.clone());
         let record = match poisoned {
             Some(culprit) => TuneRecord::new(job, "not run", format!("the GPU context is unusable after the fault in {culprit}")),
-            None => match bench::run(ctx, stream, cublas, &job.bundle, job.ptx.clone()) {
-                Ok(outcome) => TuneRecord::from_outcome(job, &outcome),
+            None => match run_job(ctx, stream, cublas, job) {
+                Ok(record) => record,
                 Err(e) => {
                     if stream.synchronize().is_err() {
                         poisoned = Some(&job.candidate.name);
@@ -256,6 +331,22 @@ pub fn run_jobs(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cubla
     records
 }
 
+/// Runs one candidate.
+fn run_job(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: Option<&Cublas>, job: &TuneJob) -> Result<TuneRecord, RunError> {
+    match &job.work {
+        TuneWork::Gemm { bundle, ptx } => {
+            let cublas = cublas.ok_or_else(|| RunError::NoCublas("a GEMM candidate needs cuBLAS".into()))?;
+            bench::run(ctx, stream, cublas, bundle, ptx.clone()).map(|outcome| TuneRecord::from_outcome(job, &outcome))
+        }
+        TuneWork::Kernel { dir, bundle } => {
+            if bundle.repeat == 0 {
+                return Err(RunError::Bundle(format!("{}: `repeat` is 0: nothing would be timed", dir.display())));
+            }
+            crate::run_bundle(ctx, stream, dir).map(|run| TuneRecord::from_run(job, &run))
+        }
+    }
+}
+
 /// The order of the ranking: usable records by median time (fastest first), then the others as they came.
 pub fn ranking(records: &[TuneRecord]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..records.len()).collect();
@@ -267,29 +358,30 @@ pub fn ranking(records: &[TuneRecord]) -> Vec<usize> {
 /// The ranked table: one block per kernel and shape, fastest first; candidates that did not run or checked
 /// wrong at the bottom, unranked.
 pub fn table(records: &[TuneRecord]) -> String {
-    // (kernel, M, N, K) and the records of it, in ranking order.
-    type Group = ((String, u64, u64, u64), Vec<usize>);
+    // (kernel, shape) and the records of it, in ranking order.
+    type Group = ((String, String), Vec<usize>);
     let mut groups: Vec<Group> = Vec::new();
     for i in ranking(records) {
         let r = &records[i];
-        let key = (r.func.clone(), r.m, r.n, r.k);
+        let key = (r.func.clone(), r.shape_text());
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, members)) => members.push(i),
             None => groups.push((key, vec![i])),
         }
     }
     let mut out = String::new();
-    for ((func, m, n, k), members) in groups {
+    for ((func, shape), members) in groups {
         let first = &records[members[0]];
         let gpu = if first.gpu.is_empty() { String::new() } else { format!(" on {}", first.gpu) };
-        out.push_str(&format!("@{func} {m}x{n}x{k}{gpu}: {} candidate(s)\n", members.len()));
+        out.push_str(&format!("@{func} {shape}{gpu}: {} candidate(s)\n", members.len()));
         out.push_str(&format!(
             "{:>4}  {:<12} {:>10} {:>8} {:>9} {:>5}  {:<11} attributes\n",
             "rank",
             "candidate",
             "median ms",
             first.unit,
-            "vs cuBLAS",
+            // Only a GEMM's candidates run beside a reference library.
+            if first.shapes.is_empty() { "vs cuBLAS" } else { "" },
             "regs",
             "check"
         ));
@@ -352,8 +444,9 @@ pub fn run_dirs(dirs: &[PathBuf], json: Option<&Path>) -> Result<(), RunError> {
     }
     let ctx = bench::open_bench_gpu()?;
     let stream = ctx.default_stream();
-    let cublas = Cublas::new(&stream)?;
-    let records = run_jobs(&ctx, &stream, &cublas, &jobs);
+    // cuBLAS only when a GEMM candidate needs it (a machine without it still tunes other kernels).
+    let cublas = if jobs.iter().any(|j| matches!(j.work, TuneWork::Gemm { .. })) { Some(Cublas::new(&stream)?) } else { None };
+    let records = run_jobs(&ctx, &stream, cublas.as_ref(), &jobs);
     print!("{}", table(&records));
     if let Some(path) = json {
         append_records(path, &records)?;
@@ -379,6 +472,7 @@ mod tests {
             m: 64,
             n: 64,
             k: 64,
+            shapes: Vec::new(),
             median_ms: ms,
             min_ms: ms,
             rate: ms.map(|t| 1.0 / t),
@@ -420,6 +514,31 @@ mod tests {
         // Attribute values are ints or bools only.
         assert!(serde_json::from_str::<AttrValue>("\"x\"").is_err());
         assert_eq!(serde_json::from_str::<AttrValue>("5").unwrap(), AttrValue::Int(5));
+        assert_eq!(serde_json::from_str::<AttrValue>("[16, 32]").unwrap(), AttrValue::List(vec![16, 32]));
+        assert_eq!(AttrValue::List(vec![16, 32]).to_string(), "[16, 32]");
+        // Records written before `shapes` existed still read.
+        let old = text.replace(r#""shapes":[],"#, "");
+        assert_ne!(old, text);
+        assert_eq!(serde_json::from_str::<TuneRecord>(&old).unwrap(), r);
+    }
+
+    #[test]
+    fn kernel_records_group_by_their_argument_shapes() {
+        let mut a = record("w4", Some(2.0), "not checked", 4);
+        let mut b = record("w8", Some(1.0), "not checked", 8);
+        let mut c = record("w8", Some(3.0), "not checked", 8);
+        for r in [&mut a, &mut b, &mut c] {
+            (r.m, r.n, r.k, r.func) = (0, 0, 0, "attention_fwd".into());
+            r.shapes = vec!["Q=128x4096x64".into(), "K=64x524288".into()];
+        }
+        c.shapes = vec!["Q=16x16384x64".into(), "K=64x262144".into()];
+        let records = vec![a, b, c];
+        assert!(records.iter().all(TuneRecord::usable), "timed kernels may win though nothing checked them");
+        let t = table(&records);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].starts_with("@attention_fwd Q=128x4096x64 K=64x524288 on GPU: 2 candidate(s)"), "{t}");
+        assert!(lines[2].trim_start().starts_with("1  w8 "), "{t}");
+        assert!(lines[4].starts_with("@attention_fwd Q=16x16384x64 K=64x262144 on GPU: 1 candidate(s)"), "{t}");
     }
 
     #[test]
@@ -432,6 +551,9 @@ mod tests {
         std::fs::write(root.join("b_s3").join(TUNE_JSON), "{}").unwrap();
         std::fs::write(root.join("a_s2").join(TUNE_JSON), "{}").unwrap();
         assert_eq!(expand_dirs(&[root.clone()]).unwrap(), vec![root.join("a_s2"), root.join("b_s3")]);
+        // A timing bundle with a tune.json is a candidate itself.
+        std::fs::write(root.join("a_s2").join(crate::BUNDLE_JSON), "{}").unwrap();
+        assert_eq!(expand_dirs(&[root.join("a_s2")]).unwrap(), vec![root.join("a_s2")]);
         assert!(expand_dirs(&[root.join("not_a_candidate")]).is_err());
         let _ = std::fs::remove_dir_all(&root);
     }

@@ -30,6 +30,32 @@ pub fn round_to(elem: ScalarType, x: f64) -> f64 {
     }
 }
 
+/// `tile.cast` of one value from `from` to `to`: a float into an integer type truncates toward zero and
+/// *saturates* to the integer type's range, NaN giving 0 (as the GPU's `cvt.rzi.s32.f32` does: PTX clamps
+/// float-to-integer conversions to the destination's range); everything else is [`round_to`] (round to nearest
+/// even into floats, wrap between integers, `!= 0` into `i1`; an `index` result is the truncated value).
+pub fn convert(from: ScalarType, to: ScalarType, x: f64) -> f64 {
+    let range = match to {
+        ScalarType::I4 => Some((-8.0, 7.0)),
+        ScalarType::U4 => Some((0.0, 15.0)),
+        ScalarType::I8 => Some((-128.0, 127.0)),
+        ScalarType::U8 => Some((0.0, 255.0)),
+        ScalarType::I32 => Some((-2147483648.0, 2147483647.0)),
+        _ => None,
+    };
+    match range {
+        Some((lo, hi)) if from.is_float() => {
+            if x.is_nan() {
+                0.0
+            } else {
+                // `+ 0.0`: an integer has no -0 (-0.5 truncates to 0).
+                x.trunc().clamp(lo, hi) + 0.0
+            }
+        }
+        _ => round_to(to, x),
+    }
+}
+
 fn wrap(x: f64, bits: u32, signed: bool) -> f64 {
     if !x.is_finite() {
         return 0.0;

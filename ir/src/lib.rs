@@ -25,6 +25,7 @@ pub mod shared_memory;
 pub mod sim;
 pub mod syntax;
 pub mod target;
+pub mod tma;
 pub mod types;
 pub mod verify;
 

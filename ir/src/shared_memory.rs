@@ -59,7 +59,7 @@ impl PlacedAllocation<'_> {
 }
 
 /// Every `tile.alloc_shared` and `nvgpu.mbarrier.create` of `func` in program order, each at the next [`SHARED_ALIGN`]-aligned offset
-/// after the previous one. Callers decide what is an error (a shape that is not static, a total over a limit).
+/// after the previous one (a swizzled TMA tile or a wgmma-read tile at the next multiple of its [`tile_alignments`]). Callers decide what is an error (a shape that is not static, a total over a limit).
 pub fn place_shared_allocations(func: &Func) -> Vec<PlacedAllocation<'_>> {
     let mut ops = Vec::new();
     func.body.walk(func.entry, &mut |op| {
@@ -68,28 +68,39 @@ pub fn place_shared_allocations(func: &Func) -> Vec<PlacedAllocation<'_>> {
             ops.push(op);
         }
     });
-    // The tiles wgmma descriptors read.
-    let mut described = Vec::new();
-    func.body.walk(func.entry, &mut |op| {
-        let op = func.body.op(op);
-        if op.kind == OpKind::WarpgroupGenerateDescriptor {
-            described.extend(op.operands.first().and_then(|&t| func.body.defining_op(t)));
-        }
-    });
     let mut placed = Vec::with_capacity(ops.len());
     let mut next = 0u64;
+    // A swizzled TMA tile, or a tile a wgmma descriptor reads, starts at a multiple of its swizzle's repeat.
+    let aligned = tile_alignments(func);
     for op in ops {
-        let tile = match func.body.op(op).result().map(|r| func.body.ty(r)) {
+        let result = func.body.op(op).result();
+        let tile = match result.map(|r| func.body.ty(r)) {
             Some(Type::Tile(t)) => Some(t),
             _ => None,
         };
         let bytes = tile.map_or(0, tile_bytes);
-        let align = if described.contains(&op) { WGMMA_ALIGN } else { SHARED_ALIGN };
+        let align = result.and_then(|r| aligned.get(&r)).copied().unwrap_or(SHARED_ALIGN);
         let offset = next.div_ceil(align).saturating_mul(align);
         next = offset.saturating_add(bytes);
         placed.push(PlacedAllocation { op, tile, offset, bytes, align });
     }
     placed
+}
+
+/// The alignment (more than [`SHARED_ALIGN`]) each shared tile needs, by its value: a swizzled TMA tile's
+/// repeat (`crate::tma::tile_alignments`), [`WGMMA_ALIGN`] for a tile a wgmma descriptor reads.
+pub fn tile_alignments(func: &Func) -> std::collections::HashMap<crate::body::Value, u64> {
+    let mut align = crate::tma::tile_alignments(func);
+    func.body.walk(func.entry, &mut |id| {
+        let op = func.body.op(id);
+        if op.kind == OpKind::WarpgroupGenerateDescriptor {
+            if let Some(&tile) = op.operands.first() {
+                let entry = align.entry(tile).or_insert(WGMMA_ALIGN);
+                *entry = (*entry).max(WGMMA_ALIGN);
+            }
+        }
+    });
+    align
 }
 
 /// The shared memory `func`'s allocations take in total (the end of the last one).

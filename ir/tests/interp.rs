@@ -324,7 +324,7 @@ fn float_arithmetic_is_correctly_rounded_in_the_result_type() {
 }
 
 #[test]
-fn casts_round_floats_and_truncate_to_integers_without_saturation() {
+fn casts_round_floats_and_truncate_to_integers_with_saturation() {
     let got = eval(
         "  %x = tile.constant 300.7 : f32\n  %i = tile.cast %x : i8\n  %n = tile.constant -2.9 : f32\n  %j = tile.cast %n : i32\n\
          %t = tile.constant 0.333333343267 : f32\n  %h = tile.cast %t : f16\n  %k = tile.constant 70000 : i32\n  %kh = tile.cast %k : f16\n\
@@ -333,7 +333,8 @@ fn casts_round_floats_and_truncate_to_integers_without_saturation() {
     )
     .unwrap();
     let want = [
-        f64::from(300i32 as i8),
+        // f32 to i8 saturates, as cvt.rzi.s8.f32 does (PTX clamps float-to-integer conversions).
+        127.0,
         -2.0,
         f16::from_f32(1f32 / 3f32).to_f64(),
         f64::INFINITY,
@@ -404,6 +405,35 @@ fn default_args_reject_unknown_names_and_shapes_that_contradict_the_type() {
     assert!(matches!(e, InterpError::Defaults { .. }) && e.to_string().contains("does not fit"), "{e}");
     let e = interp::default_args(&gemm, &ArgShapes::new().with("A", &[1 << 20, 1 << 20]), 1).unwrap_err();
     assert!(e.to_string().contains("too large"), "{e}");
+}
+
+#[test]
+fn shape_args_give_shapes_without_values_at_any_size() {
+    // 1024 heads of 4096x128 (2^29 elements a tensor): over what default_args fills.
+    let func = parse(&example_text("attention_fwd_d128.tir"));
+    let (bh, s, d) = (1024, 4096, 128);
+    let shapes = ArgShapes::new().with("Q", &[bh, s, d]).with("K", &[d, bh * s]).with("V", &[bh, s, d]).with("O", &[bh, s, d]);
+    assert!(interp::default_args(&func, &shapes, 1).unwrap_err().to_string().contains("too large"));
+    let args = interp::shape_args(&func, &shapes, 1).unwrap();
+    assert_eq!(tensor(&args, 0).shape, vec![bh, s, d]);
+    assert_eq!(tensor(&args, 1).shape, vec![d, bh * s]);
+    assert!(args.iter().all(|a| a.as_tensor().is_some_and(|t| t.values.is_empty())));
+    // The launch follows from the shapes alone: one block per 64 query rows (BM) on x, one per head on z.
+    assert_eq!(interp::default_launch(&func, &args).unwrap().grid, [(s / 64) as u32, 1, bh as u32]);
+    // The same checks of names and shapes as default_args.
+    let e = interp::shape_args(&func, &ArgShapes::new().with("Q", &[2, 3]), 1).unwrap_err();
+    assert!(e.to_string().contains("does not fit"), "{e}");
+    // Scalars are the same values default_args gives.
+    let gemm = parse(&example_text("gemm_epilogue.tir"));
+    let filled = interp::default_args(&gemm, &ArgShapes::new(), 3).unwrap();
+    let hollow = interp::shape_args(&gemm, &ArgShapes::new(), 3).unwrap();
+    for (f, h) in filled.iter().zip(&hollow) {
+        match (f, h) {
+            (ArgValue::Scalar(..), _) => assert_eq!(f, h),
+            (ArgValue::Tensor(f), ArgValue::Tensor(h)) => assert_eq!((&f.shape, h.values.len()), (&h.shape, 0)),
+            _ => panic!("argument kinds differ"),
+        }
+    }
 }
 
 #[test]

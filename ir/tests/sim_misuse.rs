@@ -358,7 +358,7 @@ fn the_race_detector_reports_accesses_of_two_warps_with_no_barrier_between() {
     let err = simulate(&parse(&text), &mut [tile(&[64], ScalarType::Index)], &Launch::SINGLE).unwrap_err();
     // Warp 0 runs first: it reads elements 32..63 before warp 1 stores them (write after read), both in one
     // interval between barriers.
-    let SimError::Race { op, does, space, first_op, first_warp, did, at, span, first_span } = err.clone() else {
+    let SimError::Race { op, does, space, first_op, first_warp, did, at, span, first_span, .. } = err.clone() else {
         panic!("expected a race, got {err:?}");
     };
     assert_eq!((op, does, space, first_op, first_warp, did, at.warp), ("nvgpu.store", "writes", "shared", "nvgpu.load", 0, "read", 1));

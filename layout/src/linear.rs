@@ -648,6 +648,24 @@ impl LinearLayout {
         Ok(LinearLayout { ins, outs: perm.iter().map(|&j| self.outs[j].clone()).collect() })
     }
 
+    /// The layout with the roles of the output dimensions `a` and `b` exchanged, their order kept: what was
+    /// `a` is now called `b` and the other way round. For `row` and `col` this is the layout of the transposed
+    /// tile: the hardware index that held element `(r, c)` now holds element `(c, r)` of the transpose.
+    pub fn exchange_outs(&self, a: &str, b: &str) -> Result<LinearLayout, LayoutError> {
+        let order = self.out_dim_names().iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let (ia, ib) = match (self.out_dim_index(a), self.out_dim_index(b)) {
+            (Some(ia), Some(ib)) if ia != ib => (ia, ib),
+            (None, _) => return Err(LayoutError::UnknownDim(a.to_string())),
+            (_, None) => return Err(LayoutError::UnknownDim(b.to_string())),
+            _ => return Err(LayoutError::DuplicateDim(a.to_string())),
+        };
+        let mut renamed = self.clone();
+        renamed.outs[ia].name = b.to_string();
+        renamed.outs[ib].name = a.to_string();
+        let order: Vec<&str> = order.iter().map(String::as_str).collect();
+        renamed.transpose_outs(&order)
+    }
+
     /// Restriction to the named dimensions (Triton's `sublayout`): input
     /// dimensions not listed are fixed to 0, output dimensions not listed are
     /// dropped; sizes and order are kept. Unknown names are an error.
@@ -778,6 +796,28 @@ mod tests {
 
     fn l(ins: Vec<(&str, Vec<Vec<u32>>)>, outs: Vec<(&str, u32)>) -> LinearLayout {
         LinearLayout::new(ins, outs).unwrap()
+    }
+
+    #[test]
+    fn exchange_outs_is_the_transposed_tile() {
+        // ldmatrix.x1 (value bit -> col 1, lanes -> col 2, 4, row 1, 2, 4) on an 8x16 tile (row, col sizes differ).
+        let a = l(
+            vec![("register", vec![vec![0, 1], vec![0, 8]]), ("lane", vec![vec![0, 2], vec![0, 4], vec![1, 0], vec![2, 0], vec![4, 0]])],
+            vec![("row", 8), ("col", 16)],
+        );
+        let t = a.exchange_outs("row", "col").unwrap();
+        assert_eq!(t.out_dim_names(), vec!["row", "col"]);
+        assert_eq!((t.out_dim_size("row"), t.out_dim_size("col")), (Some(16), Some(8)));
+        // Every (register, lane) holds element (c, r) of the transpose where it held (r, c).
+        for reg in 0..4 {
+            for lane in 0..32 {
+                let rc = a.apply(&[reg, lane]).unwrap();
+                assert_eq!(t.apply(&[reg, lane]).unwrap(), vec![rc[1], rc[0]]);
+            }
+        }
+        assert_eq!(t.exchange_outs("col", "row").unwrap(), a);
+        assert!(matches!(a.exchange_outs("row", "row"), Err(LayoutError::DuplicateDim(_))));
+        assert!(matches!(a.exchange_outs("row", "k"), Err(LayoutError::UnknownDim(_))));
     }
 
     #[test]

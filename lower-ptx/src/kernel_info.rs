@@ -15,6 +15,10 @@
 //!   `f16` → `half`, `bf16` → `bfloat`, `f64` → `double`, `i8`/`u8` → `i8`, and `i1` → `i8` (0 or 1;
 //!   PTX has no 1-bit parameters).
 //!
+//! - a TMA op's tensor map (`tilec_ir::tma`) becomes a 128-byte, 64-byte aligned by-value parameter
+//!   (`.param .align 64 .b8 A_tmap0[128]`, CUDA's `const __grid_constant__ CUtensorMap`), after every
+//!   argument's parameters, one per distinct map in order of first use ([`KernelInfo::tensor_maps`]).
+//!
 //! The block is one-dimensional: `32 × num_warps` threads (the function attribute `num_warps`, default 1).
 //! The grid is the launcher's choice.
 //!
@@ -53,6 +57,35 @@ pub struct KernelInfo {
     pub params: Vec<KernelParam>,
     /// The PTX entry's parameters in order, each tied to the argument it comes from.
     pub abi: Vec<AbiParam>,
+    /// The tensor maps of the kernel's TMA ops, in order: each is an [`AbiRole::TensorMap`] parameter after
+    /// the arguments' own, which the launcher encodes (`cuTensorMapEncodeTiled`) from the argument's device
+    /// pointer and extents. Empty (and left out of the JSON) for kernels without TMA.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tensor_maps: Vec<TensorMapInfo>,
+}
+
+/// One tensor map parameter: what `cuTensorMapEncodeTiled` needs besides the tensor's address and extents
+/// (`tilec_ir::tma`). Axis lists are in the tile's order (outermost first); the driver wants them innermost
+/// first, with byte strides of every axis but the innermost (row-major: the pitch of each axis).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TensorMapInfo {
+    /// The global tile argument it maps (index into [`KernelInfo::params`]).
+    pub arg: usize,
+    /// The element type (`f16`, ...).
+    pub elem: String,
+    /// `CUtensorMapDataType` (`cuda.h`: FLOAT16 6, FLOAT32 7, BFLOAT16 9, ...).
+    pub data_type: u32,
+    /// The box: the shared tile's shape, outermost axis first.
+    #[serde(rename = "box")]
+    pub box_shape: Vec<u64>,
+    /// `none`, `32b`, `64b` or `128b` (`tilec_layout::SwizzleMode`).
+    pub swizzle: String,
+    /// Out-of-bounds elements read as zeros (`CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`).
+    pub oob_fill: String,
+    /// `CU_TENSOR_MAP_L2_PROMOTION_NONE`.
+    pub l2_promotion: String,
+    /// `CU_TENSOR_MAP_INTERLEAVE_NONE`.
+    pub interleave: String,
 }
 
 /// One argument of the kernel (as written in the IR).
@@ -139,6 +172,9 @@ pub enum AbiRole {
     Extent(usize),
     /// A scalar argument's value.
     Value,
+    /// Tensor map number `k` of [`KernelInfo::tensor_maps`]: 128 bytes, 64-byte aligned, by value
+    /// (`const __grid_constant__ CUtensorMap`).
+    TensorMap(usize),
 }
 
 /// A kernel the backend cannot describe.
@@ -220,10 +256,6 @@ impl SharedPlan {
         Ok(SharedPlan { allocations, total_bytes: next, dynamic: next > STATIC_SHARED_LIMIT })
     }
 
-    /// The largest alignment of an allocation (that of the dynamic shared memory's start).
-    pub fn max_align(&self) -> u64 {
-        self.allocations.iter().map(|a| a.align).max().unwrap_or(SHARED_ALIGN).max(SHARED_ALIGN)
-    }
 
     /// The allocation made by `op`.
     pub fn allocation(&self, op: OpId) -> Option<&SharedAllocation> {
@@ -314,6 +346,29 @@ impl KernelInfo {
             };
             params.push(KernelParam { name, kind });
         }
+        let mut tensor_maps = Vec::new();
+        for (k, map) in tilec_ir::tma::kernel_tensor_maps(func).into_iter().enumerate() {
+            let name = params.get(map.arg).map_or_else(|| format!("arg{}", map.arg), |p| p.name.clone());
+            abi.push(AbiParam { name: format!("{name}_tmap{k}"), arg: map.arg, role: AbiRole::TensorMap(k), ty: "tensormap".into(), bytes: 128 });
+            // The tensor's pitches must be multiples of 16 bytes: its innermost extent a multiple of 16/e elements.
+            if let Some(ParamKind::Tile { extent_multiples, .. }) = params.get_mut(map.arg).map(|p| &mut p.kind) {
+                let multiple = 16 / u64::from(map.elem_bytes().max(1));
+                let axis = map.rank - 1;
+                if map.rank >= 2 && multiple > 1 && !extent_multiples.iter().any(|m| m.axis == axis && m.multiple % multiple == 0) {
+                    extent_multiples.push(ExtentMultiple { axis, multiple });
+                }
+            }
+            tensor_maps.push(TensorMapInfo {
+                arg: map.arg,
+                elem: map.elem.name().to_string(),
+                data_type: tilec_ir::tma::cu_tensor_map_data_type(map.elem).unwrap_or(0),
+                box_shape: map.box_shape.clone(),
+                swizzle: map.swizzle.name().to_string(),
+                oob_fill: "zero".into(),
+                l2_promotion: "none".into(),
+                interleave: "none".into(),
+            });
+        }
         Ok(KernelInfo {
             name: func.name.clone(),
             num_warps,
@@ -322,6 +377,7 @@ impl KernelInfo {
             dynamic_shared_bytes: if shared.dynamic { shared.total_bytes } else { 0 },
             params,
             abi,
+            tensor_maps,
         })
     }
 

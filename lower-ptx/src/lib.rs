@@ -33,7 +33,7 @@ pub mod llvm;
 pub mod mlir;
 
 pub use error::{Error, Result};
-pub use kernel_info::{AbiParam, AbiRole, ExtentMultiple, KernelInfo, KernelParam, ParamKind};
+pub use kernel_info::{AbiParam, AbiRole, ExtentMultiple, KernelInfo, KernelParam, ParamKind, TensorMapInfo};
 pub use translation::{Backend, CompiledModule, TranslateError};
 #[cfg(any(feature = "llvm", feature = "mlir"))]
 pub use translation::{compile, emit_ir};

@@ -21,7 +21,8 @@ use tilec_ir::ops::typed::{self, AnyOp};
 use tilec_ir::ops::Literal;
 use tilec_ir::types::{MemorySpace, ScalarType, TileType, Type};
 
-use crate::kernel_info::{KernelInfo, ParamKind, SharedPlan};
+use crate::kernel_info::{KernelInfo, ParamKind, SharedPlan, SHARED_ALIGN};
+use tilec_ir::tma::TensorMap;
 use crate::target::Target;
 use crate::translation::{internal, TranslateError};
 
@@ -39,11 +40,36 @@ pub(crate) struct Kernel<'a> {
     pub shared: SharedPlan,
     /// The arguments some `nvgpu.store` writes (the others are read-only).
     pub written: Vec<usize>,
+    /// The tensor maps of the kernel's TMA ops, in parameter order ([`KernelInfo::tensor_maps`]).
+    pub tensor_maps: Vec<TensorMap>,
+    /// Shared tiles that need more than [`SHARED_ALIGN`]: a swizzled TMA tile starts at a multiple of its
+    /// mode's repeat (1024 bytes for 128B), so that the address-based swizzle is the tile's own.
+    pub shared_align: HashMap<Value, u64>,
 }
 
 impl<'a> Kernel<'a> {
     pub fn new(func: &'a Func, target: Target) -> Result<Kernel<'a>> {
-        Ok(Kernel { func, target, info: KernelInfo::from_func(func)?, shared: SharedPlan::new(func)?, written: written_arguments(func) })
+        let tensor_maps = tilec_ir::tma::kernel_tensor_maps(func);
+        Ok(Kernel {
+            func,
+            target,
+            info: KernelInfo::from_func(func)?,
+            shared: SharedPlan::new(func)?,
+            written: written_arguments(func),
+            tensor_maps,
+            shared_align: tilec_ir::shared_memory::tile_alignments(func),
+        })
+    }
+
+    /// The alignment the dynamic shared memory needs: [`SHARED_ALIGN`], or more for a swizzled TMA tile.
+    pub fn dynamic_shared_align(&self) -> u64 {
+        self.shared_align.values().copied().fold(SHARED_ALIGN, u64::max)
+    }
+
+    /// The number of the tensor map of the TMA op `op` (between `tensor` and the shared tile `shared`).
+    fn tensor_map(&self, op: &Operation, tensor: Value, shared: Value) -> Result<usize> {
+        let map = tilec_ir::tma::tensor_map_of(self.func, tensor, shared).map_err(|m| self.unsupported(op, m))?;
+        self.tensor_maps.iter().position(|m| *m == map).ok_or_else(|| internal("every TMA op's map is a kernel tensor map"))
     }
 
     /// An error at `op` in this kernel.
@@ -108,7 +134,14 @@ impl<'a> Kernel<'a> {
             return Err(self.unsupported(op, format!("shared tiles of '{}' are not supported", tile.elem)));
         }
         let index = self.shared.allocations.iter().position(|a| a.op == id).unwrap_or(0);
-        Ok(SharedTile { result, tile, offset: alloc.offset, elements: alloc.elements, index, align: alloc.align })
+        let align = self.shared_align.get(&result).copied().unwrap_or(SHARED_ALIGN);
+        if self.shared.dynamic && !alloc.offset.is_multiple_of(align) {
+            return Err(self.unsupported(
+                op,
+                format!("a swizzled TMA tile (or one a wgmma descriptor reads) must start at a multiple of {align} bytes; the dynamic shared memory places it at {}", alloc.offset),
+            ));
+        }
+        Ok(SharedTile { result, tile, offset: alloc.offset, elements: alloc.elements, index, align })
     }
 }
 
@@ -117,16 +150,18 @@ pub(crate) fn unsupported(func: &Func, op: &Operation, message: impl Into<String
     TranslateError::Unsupported { kernel: func.name.clone(), op: op.kind.name(), span: op.span, message: message.into() }
 }
 
-/// The arguments some op writes (`nvgpu.store` into a global tile).
+/// The arguments some op writes (`nvgpu.store` into a global tile, a TMA store).
 fn written_arguments(func: &Func) -> Vec<usize> {
     let body = &func.body;
     let args = func.args();
     let mut written = Vec::new();
     body.walk(func.entry, &mut |id| {
-        if let Some(store) = body.op(id).view::<typed::Store>() {
-            if let Some(i) = args.iter().position(|&a| a == store.dst) {
-                written.push(i);
-            }
+        let dst = match body.op(id).view::<typed::Store>() {
+            Some(store) => Some(store.dst),
+            None => body.op(id).view::<typed::TmaAsyncStore>().map(|s| s.tensor),
+        };
+        if let Some(i) = dst.and_then(|dst| args.iter().position(|&a| a == dst)) {
+            written.push(i);
         }
     });
     written
@@ -172,7 +207,7 @@ pub(crate) struct SharedTile<'a> {
     pub elements: u64,
     /// Its number among the kernel's shared tiles (names its static array).
     pub index: usize,
-    /// Its alignment in bytes (its static array's).
+    /// The alignment of its static array in bytes ([`SHARED_ALIGN`], or a TMA swizzle's repeat).
     pub align: u64,
 }
 
@@ -343,6 +378,8 @@ pub(crate) trait EmitKernel {
     fn bind_argument(&mut self, argument: Argument<'_>) -> Result<()>;
     /// The kernel's dynamic shared memory (only when the [`SharedPlan`] is dynamic).
     fn bind_dynamic_shared(&mut self) -> Result<()>;
+    /// Binds tensor map `map` ([`Kernel::tensor_maps`]) to its entry parameter `param`.
+    fn bind_tensor_map(&mut self, map: usize, param: usize) -> Result<()>;
     /// Ends the kernel after its last op (a return unless the body ended with one).
     fn end_kernel(&mut self) -> Result<()>;
     /// `tile.return`.
@@ -409,10 +446,19 @@ pub(crate) trait EmitHopper {
     fn warpgroup_generate_descriptor(&mut self, op: &Operation, v: &typed::WarpgroupGenerateDescriptor) -> Result<()>;
     /// One `wgmma.mma_async.sync.aligned.m64nNkK` with both operands in shared memory (sm_90a).
     fn warpgroup_mma(&mut self, op: &Operation, v: &typed::WarpgroupMma) -> Result<()>;
-    /// `fence.proxy.async.shared::cta` (sm_90).
-    fn fence_proxy_async(&mut self, op: &Operation, v: &typed::FenceProxyAsync) -> Result<()>;
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (sm_90a): `increase` for `.inc`.
     fn setmaxnreg(&mut self, op: &Operation, increase: bool, count: u32) -> Result<()>;
+    /// A TMA load through tensor map `map` ([`Kernel::tensor_maps`]); coordinates are in the tile's axis
+    /// order (the instruction wants them innermost first). Only where `predicate` (if any) is true.
+    fn tma_async_load(&mut self, op: &Operation, v: &typed::TmaAsyncLoad, map: usize) -> Result<()>;
+    /// A TMA store through tensor map `map`.
+    fn tma_async_store(&mut self, op: &Operation, v: &typed::TmaAsyncStore, map: usize) -> Result<()>;
+    /// `cp.async.bulk.commit_group`.
+    fn tma_commit_group(&mut self, op: &Operation) -> Result<()>;
+    /// `cp.async.bulk.wait_group[.read] N`.
+    fn tma_wait_group(&mut self, op: &Operation, v: &typed::TmaWaitGroup) -> Result<()>;
+    /// `fence.proxy.async.shared::cta`.
+    fn fence_proxy_async(&mut self, op: &Operation) -> Result<()>;
 }
 
 /// The per-thread `tile` ops: one method per op kind (the seven elementwise arithmetic ops share
@@ -480,6 +526,11 @@ pub(crate) fn emit_kernel<E: Emitter>(e: &mut E, kernel: &Kernel<'_>) -> Result<
     if kernel.shared.dynamic {
         e.bind_dynamic_shared()?;
     }
+    for (param, p) in kernel.info.abi.iter().enumerate() {
+        if let crate::kernel_info::AbiRole::TensorMap(map) = p.role {
+            e.bind_tensor_map(map, param)?;
+        }
+    }
     walk_block(e, kernel, kernel.func.entry)?;
     e.end_kernel()
 }
@@ -527,11 +578,21 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         AnyOp::WgmmaFence(v) => e.wgmma_fence(op, &v),
         AnyOp::WarpgroupGenerateDescriptor(v) => e.warpgroup_generate_descriptor(op, &v),
         AnyOp::WarpgroupMma(v) => e.warpgroup_mma(op, &v),
-        AnyOp::FenceProxyAsync(v) => e.fence_proxy_async(op, &v),
         AnyOp::WgmmaCommitGroup(v) => e.wgmma_commit_group(op, &v),
         AnyOp::WgmmaWaitGroup(v) => e.wgmma_wait_group(op, &v),
         AnyOp::SetMaxNRegInc(v) => e.setmaxnreg(op, true, v.count),
         AnyOp::SetMaxNRegDec(v) => e.setmaxnreg(op, false, v.count),
+        AnyOp::TmaAsyncLoad(v) => {
+            let map = kernel.tensor_map(op, v.tensor, v.dst)?;
+            e.tma_async_load(op, &v, map)
+        }
+        AnyOp::TmaAsyncStore(v) => {
+            let map = kernel.tensor_map(op, v.tensor, v.src)?;
+            e.tma_async_store(op, &v, map)
+        }
+        AnyOp::TmaCommitGroup(_) => e.tma_commit_group(op),
+        AnyOp::TmaWaitGroup(v) => e.tma_wait_group(op, &v),
+        AnyOp::FenceProxyAsync(_) => e.fence_proxy_async(op),
         // nvgpu dialect.
         AnyOp::ThreadId(v) => e.thread_id(op, &v),
         AnyOp::LaneId(v) => e.lane_id(op, &v),
@@ -609,6 +670,7 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         | AnyOp::Reduce(_)
         | AnyOp::Broadcast(_)
         | AnyOp::Iota(_)
+        | AnyOp::Transpose(_)
         | AnyOp::TileBarrier(_) => {
             Err(kernel.unsupported(op, "it is a tile-level op; lower the kernel to the nvgpu dialect first"))
         }

@@ -124,3 +124,47 @@ fn kernel_info_reports_the_extent_multiples_the_copies_need() {
     let row = vec![ExtentMultiple { axis: 1, multiple: 8 }];
     assert_eq!(multiples, vec![row.clone(), row, Vec::new()]);
 }
+
+/// A TMA kernel's description (issue 18): one 128-byte tensor-map parameter per map after the arguments'
+/// own, and what the launcher encodes each from (examples/hopper/tma_copy.tir: a 64x64 f16 box with the
+/// 128-byte swizzle over %A and over %B; cuda.h's CU_TENSOR_MAP_DATA_TYPE_FLOAT16 is 6); the maps need
+/// rows of a multiple of 16 bytes, 8 f16.
+#[test]
+fn kernel_info_describes_tensor_maps() {
+    use tilec_lower_ptx::{AbiRole, ExtentMultiple, ParamKind, TensorMapInfo};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/hopper/tma_copy.tir");
+    let module = tilec_ir::parse_module(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let info = &compile(&module, Target::Sm90a, OptLevel::O3).unwrap().kernels[0];
+    let abi: Vec<(&str, &AbiRole, &str, u32)> = info.abi.iter().map(|p| (p.name.as_str(), &p.role, p.ty.as_str(), p.bytes)).collect();
+    assert_eq!(
+        abi,
+        vec![
+            ("A", &AbiRole::Pointer, "ptr", 8),
+            ("A_dim0", &AbiRole::Extent(0), "i64", 8),
+            ("A_dim1", &AbiRole::Extent(1), "i64", 8),
+            ("B", &AbiRole::Pointer, "ptr", 8),
+            ("B_dim0", &AbiRole::Extent(0), "i64", 8),
+            ("B_dim1", &AbiRole::Extent(1), "i64", 8),
+            ("A_tmap0", &AbiRole::TensorMap(0), "tensormap", 128),
+            ("B_tmap1", &AbiRole::TensorMap(1), "tensormap", 128),
+        ]
+    );
+    let map = |arg| TensorMapInfo {
+        arg,
+        elem: "f16".into(),
+        data_type: 6,
+        box_shape: vec![64, 64],
+        swizzle: "128b".into(),
+        oob_fill: "zero".into(),
+        l2_promotion: "none".into(),
+        interleave: "none".into(),
+    };
+    assert_eq!(info.tensor_maps, vec![map(0), map(1)]);
+    for p in &info.params {
+        let ParamKind::Tile { extent_multiples, .. } = &p.kind else { panic!("{p:?}") };
+        assert_eq!(extent_multiples, &vec![ExtentMultiple { axis: 1, multiple: 8 }]);
+    }
+    // The JSON manifest names the box `box`; kernels without TMA have no `tensor_maps` key at all.
+    let json = serde_json::to_string(info).unwrap();
+    assert!(json.contains(r#""box":[64,64]"#) && json.contains(r#""role":{"tensor_map":0}"#), "{json}");
+}

@@ -22,6 +22,12 @@
 //!    The warp index is `w = w_m + wm * w_n`. For B the n-repetition comes first so that two
 //!    neighbouring n8 fragments form one 16x16 `ldmatrix.x4.trans` (see `lower::copy_plan`).
 //!
+//! A `tile.transpose` relates two classes instead of tying them: a requirement on either side gives the
+//! other side the same layout with `row` and `col` exchanged (the same registers hold the transposed
+//! elements), so `tile.mma %q, tile.transpose(%k)` asks of `%k` the transpose of the B fragment layout,
+//! which the copy plan loads from a row-major `[N, K]` tile with `ldmatrix` without `.trans`. Where both
+//! sides already have requirements that disagree, the source is converted first (like an mma operand).
+//!
 //! Layouts then spread through the values that must share them: the accumulator and the result of an
 //! mma, the four faces of a loop-carried value (init, block argument, yield operand, result), the
 //! operands and results of elementwise ops, `tile.select` and `tile.cast`. Each such class of values
@@ -29,7 +35,9 @@
 //! layout of a class, [`crate::layout_conversion`] splits the class with a `tile.convert_layout`. A class that no mma constrains gets a default
 //! ([`default_layout`]): the m16n8k16 A fragment for 16-bit elements, the m16n8 accumulator for 32-bit
 //! ones and the m16n8k32 A fragment for 8-bit ones, tiled over the warps without replication where the
-//! tile allows it.
+//! tile allows it. A tile smaller than that fragment along an axis (`1x4xf32`, `4x64xf32`, `1x8xf16`) takes the
+//! default layout of the smallest tile of whole fragments that covers it, cropped to its extents
+//! ([`crate::slice_layout::crop`]): the lanes and warps that would hold elements past its edge hold copies.
 //!
 //! Shared tiles are left alone: without a layout they are row-major; the swizzle pass may give them
 //! one, and the lowering reads it from the type.
@@ -223,7 +231,8 @@ pub enum Role {
     Free,
 }
 
-/// The default layout of a register tile that no mma constrains, with its per-thread fragment size.
+/// The default layout of a register tile that no mma constrains, with its per-thread fragment size. A tile
+/// smaller than the fragment along an axis gets the crop of the covering tile's layout (module docs).
 pub fn default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u32) -> Result<(LinearLayout, u32), String> {
     let (name, values) = match elem.bit_width() {
         16 => ("ldmatrix.x4", 8),
@@ -233,6 +242,15 @@ pub fn default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u32) ->
     };
     let h = hardware_layout(name).ok_or_else(|| format!("no hardware layout '{name}'"))?;
     let (rows, cols) = (pow2("rows", rows)?, pow2("cols", cols)?);
+    if rows < h.rows || cols < h.cols {
+        // Smaller than one fragment along an axis: the layout of the smallest tile of whole fragments that
+        // covers it, cropped (the threads past the tile's edge hold copies; `slice_layout::crop`).
+        let (pr, pc) = (rows.max(h.rows), cols.max(h.cols));
+        let (parent, _) = default_layout(u64::from(pr), u64::from(pc), elem, num_warps)?;
+        let cropped = crate::slice_layout::crop(&parent, rows, cols)?;
+        let registers = cropped.layout.in_dim_size("register").unwrap_or(1);
+        return Ok((cropped.layout, values.min(registers)));
+    }
     if rows % h.rows != 0 || cols % h.cols != 0 {
         return Err(format!("a {rows}x{cols} '{elem}' register tile is not a multiple of the {}x{} fragment '{name}'", h.rows, h.cols));
     }
@@ -385,7 +403,9 @@ pub fn live_values(func: &Func) -> Vec<Value> {
 }
 
 /// Two requirements on one class of register tiles: `operand` of the mma `op` needs a layout (as `role`)
-/// other than the one the op `other` already requires of its class.
+/// other than the one the op `other` already requires of its class; or (`role` [`Role::Free`]) the thin side
+/// `operand` of the reduce or broadcast `op` needs the slice of its parent's layout, and the edge `other` gave
+/// its class another slice.
 #[derive(Clone, Debug)]
 pub struct LayoutConflict {
     pub op: OpId,
@@ -394,16 +414,27 @@ pub struct LayoutConflict {
     pub other: OpId,
 }
 
+impl LayoutConflict {
+    /// What the conflict is, for a diagnostic.
+    pub fn describe(&self, func: &Func) -> String {
+        match func.body.op(self.op).kind {
+            tilec_ir::OpKind::Mma => format!("operand {:?} of this 'tile.mma' needs a layout that another op already requires differently", self.role),
+            tilec_ir::OpKind::Transpose => "the source of this 'tile.transpose' needs a layout that another op already requires differently".into(),
+            kind => format!(
+                "the {} of this '{kind}' needs the slice of the other side's layout, and another op gives it a different one",
+                if kind == tilec_ir::OpKind::Reduce { "result" } else { "source" }
+            ),
+        }
+    }
+}
+
 /// Solves the layouts of one function (does not change it); a conflict is an error (layout assignment
 /// resolves them with conversions first, [`crate::layout_conversion::insert_conversions`]).
 pub fn solve_layouts(func: &Func) -> Result<LayoutSolution, Diagnostic> {
     match solve_layouts_or_conflict(func)? {
         Ok(solution) => Ok(solution),
-        Err(c) => Err(Diagnostic::error(
-            op_span(func, c.op),
-            format!("operand {:?} of this 'tile.mma' needs a layout that another op already requires differently; run layout-assignment, which inserts a conversion", c.role),
-        )
-        .with_note_at(op_span(func, c.other), "the other requirement comes from here")),
+        Err(c) => Err(Diagnostic::error(op_span(func, c.op), format!("{}; run layout-assignment, which inserts a conversion", c.describe(func)))
+            .with_note_at(op_span(func, c.other), "the other requirement comes from here")),
     }
 }
 
@@ -460,6 +491,32 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
         }
         mmas.push((id, asg));
     }
+    // A `tile.transpose` carries a requirement across, row and col exchanged, both ways, until nothing changes.
+    let transposes = transpose_edges(func, &ops);
+    let mut progress = true;
+    while progress {
+        progress = false;
+        for e in &transposes {
+            let (cs, cr) = (classes.class_of(e.source), classes.class_of(e.result));
+            match (reqs.get(&cs).cloned(), reqs.get(&cr).cloned()) {
+                (Some(s), Some(r)) => {
+                    if transposed(&s.layout, e.op, func)? != r.layout || s.values != r.values {
+                        // The source is converted to the transpose of what the result needs.
+                        return Ok(Err(LayoutConflict { op: e.op, operand: e.source, role: Role::Free, other: s.op }));
+                    }
+                }
+                (Some(s), None) => {
+                    reqs.insert(cr, Requirement { layout: transposed(&s.layout, e.op, func)?, values: s.values, role: Role::Free, op: e.op });
+                    progress = true;
+                }
+                (None, Some(r)) => {
+                    reqs.insert(cs, Requirement { layout: transposed(&r.layout, e.op, func)?, values: r.values, role: Role::Free, op: e.op });
+                    progress = true;
+                }
+                (None, None) => {}
+            }
+        }
+    }
     // Every register tile value gets its class's layout, or a default; the thin side of a reduce or broadcast
     // gets the slice of its parent's (below).
     let edges = slice_edges(func, &ops);
@@ -480,10 +537,24 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
             chosen.insert(c, (r.layout.clone(), r.values, r.role));
             continue;
         }
+        // The other side of a transpose that already has a layout: its transpose.
+        let mut across = None;
+        for e in &transposes {
+            let (cs, cr) = (classes.class_of(e.source), classes.class_of(e.result));
+            let other = if cs == c { cr } else if cr == c { cs } else { continue };
+            if let Some((l, n, _)) = chosen.get(&other) {
+                across = Some((transposed(l, e.op, func)?, *n));
+                break;
+            }
+        }
+        if let Some((l, n)) = across {
+            chosen.insert(c, (l, n, Role::Free));
+            continue;
+        }
         let Some(t) = body.ty(v).as_tile() else { continue };
         let span = body.value(v).span;
         let Some(&[rows, cols]) = t.static_shape().as_deref() else {
-            return Err(Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment")));
+            return Err(not_rank2(span, t));
         };
         let (l, n) = if rows == 1 || cols == 1 {
             thin_default_layout(rows, cols, t.elem, warps)
@@ -493,8 +564,61 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
         .map_err(|m| Diagnostic::error(span, format!("no layout for '{t}': {m}")))?;
         chosen.insert(c, (l, n, Role::Free));
     }
-    propagate_slices(func, &edges, &mut classes, &mut chosen, warps)?;
+    if let Some(conflict) = propagate_slices(func, &edges, &mut classes, &mut chosen, warps)? {
+        return Ok(Err(conflict));
+    }
+    for e in &transposes {
+        let (cs, cr) = (classes.class_of(e.source), classes.class_of(e.result));
+        let agree = match (chosen.get(&cs), chosen.get(&cr)) {
+            (Some((ls, ns, _)), Some((lr, nr, _))) => transposed(ls, e.op, func)? == *lr && ns == nr,
+            _ => false,
+        };
+        if !agree {
+            return Err(Diagnostic::error(
+                op_span(func, e.op),
+                "no layouts for this 'tile.transpose': its source and result get layouts from other ops that are not each other's transpose (a thin tile's slice layout, or a loop-carried value tied to both sides); layout conversion is not placed here yet",
+            ));
+        }
+    }
     Ok(Ok(LayoutSolution { classes, chosen, mmas }))
+}
+
+/// The error for a register tile without a static rank-2 shape; a 1-D one is told to be a row or a column.
+fn not_rank2(span: Span, t: &tilec_ir::TileType) -> Diagnostic {
+    let d = Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment"));
+    if t.rank() == 1 {
+        d.with_note("register and shared tiles are 2-D: write a vector as a 1xN row or an Mx1 column (a 1-D global tile copies to and from either)")
+    } else {
+        d
+    }
+}
+
+// ---- transposes ------------------------------------------------------------------------------------------------
+
+/// A `tile.transpose`: `result` has the layout of `source` with `row` and `col` exchanged.
+#[derive(Clone, Copy, Debug)]
+pub struct TransposeEdge {
+    pub source: Value,
+    pub result: Value,
+    pub op: OpId,
+}
+
+/// The transpose ops of a function as edges.
+pub fn transpose_edges(func: &Func, ops: &[OpId]) -> Vec<TransposeEdge> {
+    ops.iter()
+        .filter_map(|&id| {
+            let op = func.body.op(id);
+            let t = op.view::<typed::Transpose>()?;
+            Some(TransposeEdge { source: t.source, result: op.result()?, op: id })
+        })
+        .collect()
+}
+
+/// `layout` with `row` and `col` exchanged: the layout of the transposed tile in the same registers.
+pub fn transposed(layout: &LinearLayout, op: OpId, func: &Func) -> Result<LinearLayout, Diagnostic> {
+    layout
+        .exchange_outs("row", "col")
+        .map_err(|e| Diagnostic::error(op_span(func, op), format!("no transposed layout for this 'tile.transpose': {e}")))
 }
 
 // ---- slice layouts of reductions and broadcasts (issue 16) ------------------------------------------------------
@@ -559,14 +683,18 @@ pub fn thin_default_layout(rows: u64, cols: u64, elem: ScalarType, num_warps: u3
 }
 
 /// Gives every thin side of an edge the slice of its parent's layout (repeating while a slice is itself a parent,
-/// `1xN` → `1x1`); two different slices for one class are an error (no layout conversion yet).
+/// `1xN` → `1x1`). A thin class that two edges give different slices (a row vector broadcast against two tiles
+/// of different layouts) is a conflict at the second edge, which [`crate::layout_conversion::insert_conversions`]
+/// resolves with a `tile.convert_layout` of its thin side.
 fn propagate_slices(
     func: &Func,
     edges: &[SliceEdge],
     classes: &mut LayoutClasses,
     chosen: &mut HashMap<Value, (LinearLayout, u32, Role)>,
     warps: u32,
-) -> Result<(), Diagnostic> {
+) -> Result<Option<LayoutConflict>, Diagnostic> {
+    // The edge that gave each thin class its layout (for the conflict's note).
+    let mut given_by: HashMap<Value, OpId> = HashMap::new();
     let mut progress = true;
     while progress {
         progress = false;
@@ -579,14 +707,13 @@ fn propagate_slices(
             let registers = s.layout.in_dim_size("register").unwrap_or(1);
             match chosen.get(&sc) {
                 Some((l, _, _)) if *l != s.layout => {
-                    return Err(Diagnostic::error(
-                        span,
-                        format!("the {}-side tile of this op needs the slice of the other side's layout, but another op gives it a different layout; layout conversion is not supported yet", if func.body.op(e.op).kind == tilec_ir::OpKind::Reduce { "result" } else { "source" }),
-                    ));
+                    let other = given_by.get(&sc).copied().unwrap_or(e.op);
+                    return Ok(Some(LayoutConflict { op: e.op, operand: e.slice, role: Role::Free, other }));
                 }
                 Some(_) => {}
                 None => {
                     chosen.insert(sc, (s.layout, thin_fragment_values(registers), Role::Free));
+                    given_by.insert(sc, e.op);
                     progress = true;
                 }
             }
@@ -602,13 +729,13 @@ fn propagate_slices(
             let Some(t) = func.body.ty(v).as_tile() else { continue };
             let span = op_span(func, e.op);
             let Some(&[rows, cols]) = t.static_shape().as_deref() else {
-                return Err(Diagnostic::error(span, format!("register tile '{t}' needs a static rank-2 shape for layout assignment")));
+                return Err(not_rank2(span, t));
             };
             let (l, n) = thin_default_layout(rows, cols, t.elem, warps).map_err(|m| Diagnostic::error(span, format!("no layout for '{t}': {m}")))?;
             chosen.insert(c, (l, n, Role::Free));
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Runs layout assignment on every function of a module: writes `#linear<...>` layouts into every register

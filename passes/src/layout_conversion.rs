@@ -5,7 +5,12 @@
 //! layout (an mma's accumulator and result, a cast's source and result, ...). When a `tile.mma` needs its
 //! operand in a layout other than the one its class already has, the class is split: a
 //! `tile.convert_layout` of the operand is placed just before the mma, and the mma reads the converted
-//! value, whose class then takes the mma's layout. Repeats until no conflict is left.
+//! value, whose class then takes the mma's layout. A `tile.transpose` whose result is required in a layout
+//! that is not the transpose of its source's gets a conversion of its source the same way. A thin tile (`1xN`,
+//! `Mx1`) takes the slice of the layout of the tile it is reduced from or broadcast to
+//! ([`crate::slice_layout`]); when two such edges give one class of thin tiles different slices (a row vector
+//! broadcast against two tiles of different layouts), the second edge gets the conversion: of its source
+//! before a `tile.broadcast`, of its result after a `tile.reduce`. Repeats until no conflict is left.
 //!
 //! **Kind** ([`register_permutation`]). Both layouts are linear maps from (`register`, `lane`, `warp`) to
 //! (`row`, `col`). When the lane and warp bases of source and destination agree and the register bases are
@@ -45,6 +50,28 @@ pub fn insert_conversions(func: &mut Func) -> Result<usize, Diagnostic> {
         }
         let LayoutConflict { op, operand, role, .. } = conflict;
         let span = func.body.op(op).span;
+        match typed::AnyOp::from_op(func.body.op(op)) {
+            Some(typed::AnyOp::Broadcast(bc)) => {
+                let converted = convert_before(func, op, bc.source).ok_or_else(|| conflict_error(func, &conflict))?;
+                func.body.op_mut(op).set_from(typed::Broadcast { source: converted });
+                inserted += 1;
+                continue;
+            }
+            Some(typed::AnyOp::Reduce(_)) => {
+                convert_after(func, op, operand).ok_or_else(|| conflict_error(func, &conflict))?;
+                inserted += 1;
+                continue;
+            }
+            Some(typed::AnyOp::Transpose(t)) => {
+                // A transpose whose two sides are required in layouts that are not each other's transpose:
+                // convert its source.
+                let converted = convert_before(func, op, t.source).ok_or_else(|| conflict_error(func, &conflict))?;
+                func.body.op_mut(op).set_from(typed::Transpose { source: converted });
+                inserted += 1;
+                continue;
+            }
+            _ => {}
+        }
         let Some(mma) = func.body.op(op).view::<typed::Mma>() else { return Err(conflict_error(func, &conflict)) };
         let Some(mut ty) = func.body.ty(operand).as_tile().cloned() else { return Err(conflict_error(func, &conflict)) };
         ty.layout = None;
@@ -65,8 +92,35 @@ pub fn insert_conversions(func: &mut Func) -> Result<usize, Diagnostic> {
 }
 
 fn conflict_error(func: &Func, c: &LayoutConflict) -> Diagnostic {
-    Diagnostic::error(func.body.op(c.op).span, format!("operand {:?} of this 'tile.mma' needs a layout that another op already requires differently", c.role))
-        .with_note_at(func.body.op(c.other).span, "the other requirement comes from here")
+    Diagnostic::error(func.body.op(c.op).span, c.describe(func)).with_note_at(func.body.op(c.other).span, "the other requirement comes from here")
+}
+
+/// `%c = tile.convert_layout %v` placed just before `op` (the register tile type without its layout); `%c`.
+fn convert_before(func: &mut Func, op: OpId, v: Value) -> Option<Value> {
+    let mut ty = func.body.ty(v).as_tile().cloned()?;
+    ty.layout = None;
+    let span = func.body.op(op).span;
+    let id = func.body.create_op(typed::ConvertLayout { source: v }.into_spec().result(Type::Tile(ty)).span(span));
+    func.body.insert_before(op, id);
+    func.body.op(id).result()
+}
+
+/// `%c = tile.convert_layout %r` placed just after `op` (a reduce whose result is `r`), every later use of `%r`
+/// reading `%c`: the reduce's result keeps the slice of its source's layout, its users the one their class needs.
+fn convert_after(func: &mut Func, op: OpId, r: Value) -> Option<()> {
+    let mut ty = func.body.ty(r).as_tile().cloned()?;
+    ty.layout = None;
+    let span = func.body.op(op).span;
+    let id = func.body.create_op(typed::ConvertLayout { source: r }.into_spec().result(Type::Tile(ty)).span(span));
+    let converted = func.body.op(id).result()?;
+    // Not placed yet, so its own operand stays `r`.
+    func.body.replace_all_uses(r, converted);
+    let block = func.body.op(op).parent?;
+    let ops = &mut func.body.block_mut(block).ops;
+    let at = ops.iter().position(|&o| o == op)? + 1;
+    ops.insert(at, id);
+    func.body.op_mut(id).parent = Some(block);
+    Some(())
 }
 
 /// For a register-only conversion from `src` to `dst`: `perm[b]` is the source register bit that
@@ -195,7 +249,9 @@ fn shared_cost(tile: &TileType, src: &LinearLayout, dst: &LinearLayout, target: 
         Ok(p) if matches!(p.instr, CopyInstr::LdMatrix { .. }) && target.has_stmatrix() && tile.elem.bit_width() == 16 => Some(p),
         _ => CopyPlan::per_thread(source.clone(), src).ok(),
     };
-    let load = CopyPlan::for_fragments(source, dst, None).ok();
+    // A thin destination (1xN, Mx1) is loaded one element per register value (`lower::reduce`'s thin copy_s2r).
+    let thin = tile.static_shape().unwrap_or_default().contains(&1);
+    let load = if thin { None } else { CopyPlan::for_fragments(source, dst, None).ok() };
     let show = |p: Option<CopyPlan>, stores: bool| match p {
         Some(p) => {
             let instr = match (p.instr, stores) {
@@ -207,10 +263,10 @@ fn shared_cost(tile: &TileType, src: &LinearLayout, dst: &LinearLayout, target: 
         }
         None => "per-element accesses".into(),
     };
+    let load = if thin { format!("{} scalar load(s) per thread", dst.in_dim_size("register").unwrap_or(1)) } else { show(load, false) };
     format!(
-        "{bytes} bytes stored and loaded back through a shared scratch tile; per warp {} then {}, a barrier between (and one before the store when it runs again)",
+        "{bytes} bytes stored and loaded back through a shared scratch tile; per warp {} then {load}, a barrier between (and one before the store when it runs again)",
         show(store, true),
-        show(load, false)
     )
 }
 

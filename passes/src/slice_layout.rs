@@ -10,6 +10,13 @@
 //! Only additive parents are sliced (every base moves along one axis, as in every layout layout assignment
 //! builds): a base that moved along a sliced axis *and* another would make the slice's register order
 //! disagree with the parent's.
+//!
+//! [`crop`] generalizes the slice to any smaller power-of-two extent: the parent's coordinates are taken
+//! modulo the new extents (a linear map over F2: the high bits of each coordinate masked off), so a base
+//! that only moved past the new extent becomes zero. That is how a register tile smaller than a hardware
+//! fragment (`1x4xf32` against the 16x8 accumulator, `4x64xf32`) gets a layout: the fragment's layout with
+//! the threads that would hold elements outside the tile replicated (Triton's blocked layouts with
+//! broadcast bits when a tile has fewer elements than the threads), and a slice is the crop to extent 1.
 
 use tilec_ir::layout::LinearLayout;
 
@@ -94,6 +101,50 @@ pub fn slice(parent: &LinearLayout, axes: &[usize]) -> Result<Slice, String> {
     Ok(Slice { layout, register_map })
 }
 
+/// Crops `parent` to `rows x cols` (powers of two, at most the parent's extents): every coordinate is taken
+/// modulo its new extent, a `register` base that becomes zero is dropped (as in [`slice`]) and a `lane` or
+/// `warp` base that becomes zero makes those threads hold copies.
+pub fn crop(parent: &LinearLayout, rows: u32, cols: u32) -> Result<Slice, String> {
+    let extents: Vec<u32> = parent
+        .out_dims()
+        .map(|(name, _)| match name {
+            "row" => Ok(rows),
+            "col" => Ok(cols),
+            other => Err(format!("output '{other}' is not row or col")),
+        })
+        .collect::<Result<_, _>>()?;
+    for ((name, size), &e) in parent.out_dims().zip(&extents) {
+        if e == 0 || !e.is_power_of_two() || e > size {
+            return Err(format!("cannot crop the {name} extent {size} to {e}"));
+        }
+    }
+    let mask = |b: &[u32]| -> Vec<u32> { b.iter().zip(&extents).map(|(&x, &e)| x & (e - 1)).collect() };
+    let mut register_map = Vec::new();
+    let mut ins: Vec<(String, Vec<Vec<u32>>)> = Vec::new();
+    for name in parent.in_dim_names() {
+        let mut kept: Vec<Vec<u32>> = Vec::new();
+        for b in parent.bases(name).unwrap_or_default() {
+            let m = mask(b);
+            if name == "register" {
+                if m.iter().all(|&x| x == 0) {
+                    register_map.push(None);
+                    continue;
+                }
+                // The kept register bases must stay independent (no two registers holding one element).
+                if kept.iter().any(|k| k.iter().zip(&m).any(|(&a, &c)| a & c != 0)) {
+                    return Err(format!("cropping to {rows}x{cols} leaves register bases {kept:?} and {m:?} overlapping"));
+                }
+                register_map.push(Some(kept.len() as u32));
+            }
+            kept.push(m);
+        }
+        ins.push((name.to_string(), kept));
+    }
+    let outs: Vec<(String, u32)> = parent.out_dims().zip(&extents).map(|((name, _), &e)| (name.to_string(), e)).collect();
+    let layout = LinearLayout::new(ins, outs).map_err(|e| format!("cropping a layout: {e}"))?;
+    Ok(Slice { layout, register_map })
+}
+
 impl Slice {
     /// The slice register that holds parent register `r`'s element (its row, if the cols were sliced).
     pub fn slice_register(&self, r: u32) -> u32 {
@@ -121,6 +172,28 @@ mod tests {
         assert_eq!(s.layout.apply(&[1, 4]).unwrap(), vec![9, 0]);
         assert_eq!(s.slice_register(3), 1);
         assert_eq!(s.slice_register(1), 0);
+    }
+
+    /// The accumulator cropped to 1x4: register bit 0 → col 1, lane bit 0 → col 2; lane bit 1 (col 4) and the
+    /// row lanes hold copies, register bit 1 (row 8) is dropped.
+    #[test]
+    fn accumulator_cropped_to_a_quarter_row() {
+        let c = &hardware_layout("mma.m16n8k16.f32.c").unwrap().layout;
+        let s = crop(c, 1, 4).unwrap();
+        assert_eq!(s.register_map, vec![Some(0), None]);
+        assert_eq!(s.layout.in_dim_size("register"), Some(2));
+        // Lane l, register r holds col 2 (l % 2) + r: lanes 0, 2, 4, ... hold cols 0, 1; lanes 1, 3, ... 2, 3.
+        for lane in 0..32u32 {
+            for r in 0..2u32 {
+                assert_eq!(s.layout.apply(&[r, lane]).unwrap(), vec![0, 2 * (lane % 2) + r], "lane {lane} register {r}");
+            }
+        }
+        // A crop to the full extents is the layout itself; a slice is a crop to extent 1.
+        assert_eq!(crop(c, 16, 8).unwrap().layout, *c);
+        assert_eq!(crop(c, 1, 8).unwrap(), slice(c, &[0]).unwrap());
+        assert_eq!(crop(c, 16, 1).unwrap(), slice(c, &[1]).unwrap());
+        assert!(crop(c, 32, 8).is_err());
+        assert!(crop(c, 3, 8).is_err());
     }
 
     #[test]

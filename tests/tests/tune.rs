@@ -318,3 +318,120 @@ fn kernel_parameters_are_tuned_and_written_back_into_the_text() {
     assert!(printed.contains("tile<32x16xf16, shared>") && printed.contains("tile<32x64xf32, reg>"), "{printed}");
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// Records as `tilec-gpu-runner tune --json` writes them for a kernel that is not a GEMM: no M, N, K, the
+/// arguments' shapes instead, `not checked`.
+fn kernel_record(candidate: &str, attrs: Value, ms: f64) -> String {
+    json!({
+        "candidate": candidate, "func": "attention_fwd", "kernel": "attention_fwd", "source": "attention_fwd.tir",
+        "attrs": attrs, "m": 0, "n": 0, "k": 0, "shapes": ["Q=8x256x64", "K=64x2048", "V=8x256x64", "O=8x256x64"],
+        "median_ms": ms, "min_ms": ms, "rate": 1.0 / ms, "unit": "TF/s", "cublas_ms": null, "ratio": null,
+        "check": "not checked", "detail": "timed only", "registers": 255, "spill_bytes": 0, "gpu": "test"
+    })
+    .to_string()
+}
+
+#[test]
+fn any_kernel_is_tuned_through_timing_bundles_made_at_its_argument_shapes() {
+    let tmp = temp_dir("kernel");
+    let input = format!("{}/../examples/attention_fwd.tir", env!("CARGO_MANIFEST_DIR"));
+    let out = tmp.join("cands");
+    // 8 heads of 256 queries, d = 64; K is the col-major Kᵀ [64, 8 * 256]. Rows per warp stay 16 (the P·V mma
+    // says [16, D]), so 4 warps take BM = 64 and 8 warps BM = 128, and warp_tile must span BN: 4 of the 16 sets lower.
+    let flops = 4.0 * 8.0 * 256.0 * 256.0 * 64.0;
+    let o = run(&[
+        "tune", &input, "--bundle", &out.display().to_string(), "--target", "sm_90", "--arg", "Q=8x256x64", "--arg", "K=64x2048", "--arg",
+        "V=8x256x64", "--arg", "O=8x256x64", "--flops", &flops.to_string(), "--stages", "2", "--warps", "4,8", "--fragments", "on", "--param",
+        "BM=64,128", "--param", "BN=32,64", "--param", "warp_tile=16x32,16x64", "--repeat", "7", "--warmup", "2", "--seed", "5",
+    ]);
+    assert_ok(&o);
+    let err = stderr(&o);
+    let names: Vec<String> = candidates(&out).iter().map(|d| d.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    let expected = [(4, 64, 32), (4, 64, 64), (8, 128, 32), (8, 128, 64)];
+    let want: Vec<String> = expected.iter().map(|(w, bm, bn)| format!("attention_fwd_s2_w{w}_fon_BM{bm}_BN{bn}_wt16x{bn}")).collect();
+    assert_eq!(names, want, "{err}");
+    // The inconsistent sets are skipped, with the reason at the op.
+    assert_eq!(err.matches("tilec tune: skipped").count(), 12, "{err}");
+    assert!(err.contains("skipped s2_w4_fon_BM64_BN32_wt16x64") && err.contains("attention_fwd.tir:") && err.contains("warp_tile = [16, 64] does not split"), "{err}");
+    for ((warps, bm, bn), name) in expected.iter().zip(&want) {
+        let dir = out.join(name);
+        let tune = read_json(&dir.join("tune.json"));
+        assert_eq!((tune["attrs"]["BM"].clone(), tune["attrs"]["warp_tile"].clone()), (json!(bm), json!([16, bn])), "{name}");
+        assert!(!dir.join("bench.json").exists() && dir.join("kernel.ptx").is_file());
+        let b = read_json(&dir.join("bundle.json"));
+        // One block per BM query rows on x, one per head on z.
+        assert_eq!(b["grid"], json!([256 / bm, 1, 8]), "{name}");
+        assert_eq!(b["block"], json!([32 * warps, 1, 1]));
+        assert_eq!((b["repeat"].clone(), b["warmup"].clone(), b["flops"].clone()), (json!(7), json!(2), json!(flops)));
+        // Buffers: made by the runner from seed 5, one stream per argument; each names its argument.
+        let buffers: Vec<&Value> = b["params"].as_array().unwrap().iter().filter_map(|p| p.get("buffer")).collect();
+        let described: Vec<(String, Value, String, u64, u64)> = buffers
+            .iter()
+            .map(|b| {
+                let (t, r) = (&b["tensor"], &b["random"]);
+                (t["name"].as_str().unwrap().to_string(), t["shape"].clone(), t["layout"].as_str().unwrap().to_string(), r["count"].as_u64().unwrap(), r["stream"].as_u64().unwrap())
+            })
+            .collect();
+        assert_eq!(
+            described,
+            [
+                ("Q".to_string(), json!([8, 256, 64]), "row_major".to_string(), 8 * 256 * 64, 0),
+                ("K".to_string(), json!([64, 2048]), "col_major".to_string(), 64 * 2048, 1),
+                ("V".to_string(), json!([8, 256, 64]), "row_major".to_string(), 8 * 256 * 64, 2),
+                ("O".to_string(), json!([8, 256, 64]), "row_major".to_string(), 8 * 256 * 64, 3),
+            ]
+        );
+        assert!(buffers.iter().all(|b| b["random"]["seed"] == json!(5) && b["input"].is_null() && b["output"].is_null()));
+    }
+
+    // --results: the fastest record's attributes, the list value written as the IR writes lists.
+    let records = tmp.join("records.jsonl");
+    let lines = [
+        kernel_record("s2_w4_fon_BM64_BN32_wt16x32", json!({"BM": 64, "BN": 32, "warp_tile": [16, 32], "num_warps": 4, "pipeline_stages": 2, "fragments_ahead": true}), 0.5),
+        kernel_record("s3_w8_fon_BM128_BN64_wt16x64", json!({"BM": 128, "BN": 64, "warp_tile": [16, 64], "num_warps": 8, "pipeline_stages": 3, "fragments_ahead": true}), 0.4),
+    ];
+    std::fs::write(&records, lines.join("\n") + "\n").unwrap();
+    let o = run(&["tune", &input, "--results", &records.display().to_string()]);
+    assert_ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("warp_tile = [16, 64]") && text.contains("BM = 128") && text.contains("num_warps = 8") && text.contains("pipeline_stages = 3"), "{text}");
+    // The written kernel parses and keeps its body (the parameters' names in the shapes).
+    assert!(tilec_ir::parse_module(&text).is_ok() && text.contains("tile.alloc_shared : tile<BMxDxf16, shared>"), "{text}");
+    let err = stderr(&o);
+    assert!(err.contains("@attention_fwd at Q=8x256x64 K=64x2048 V=8x256x64 O=8x256x64:") && err.contains("2 candidate(s) that ran (timed; not checked), 0.4000 ms"), "{err}");
+
+    // A list value only for warp_tile, and of two positive extents.
+    for bad in ["warp_tile=16x32x8", "warp_tile=16", "BM=16x32", "warp_tile=0x32"] {
+        assert_fails(&run(&["tune", &input, "--bundle", &out.display().to_string(), "--arg", "Q=8x256x64", "--param", bad]), 1, "--param");
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn timing_bundles_carry_no_data_at_any_size() {
+    let tmp = temp_dir("timing-bundle");
+    let input = format!("{}/../examples/attention_fwd_d128.tir", env!("CARGO_MANIFEST_DIR"));
+    let dir = tmp.join("b");
+    // The benchmark's shape: 4 * 32 heads of 4096 queries, d = 128 (4 x 128 MiB of f16): nothing is filled here.
+    let o = run(&[
+        "bundle", &input, "-o", &dir.display().to_string(), "--target", "sm_90", "--no-oracle", "--repeat", "20", "--warmup", "3", "--flops",
+        "1099511627776", "--arg", "Q=128x4096x128", "--arg", "K=128x524288", "--arg", "V=128x4096x128", "--arg", "O=128x4096x128",
+    ]);
+    assert_ok(&o);
+    let files: BTreeSet<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(files, ["bundle.json", "kernel.ptx", "meta.json"].iter().map(|s| s.to_string()).collect());
+    let b = read_json(&dir.join("bundle.json"));
+    assert_eq!(b["grid"], json!([4096 / 64, 1, 128]));
+    assert_eq!((b["repeat"].clone(), b["warmup"].clone(), b["flops"].clone()), (json!(20), json!(3), json!(1099511627776.0)));
+    let q = &b["params"][0]["buffer"];
+    assert_eq!(q["random"], json!({"elem": "f16", "count": 128 * 4096 * 128, "seed": 1, "stream": 0}));
+    assert_eq!(q["tensor"], json!({"name": "Q", "elem": "f16", "shape": [128, 4096, 128], "layout": "row_major"}));
+    // The extents follow the pointer as i64 parameters.
+    assert_eq!((b["params"][1].clone(), b["params"][2].clone()), (json!({"i64": 128}), json!({"i64": 4096})));
+    // Values from files need the oracle's bundle.
+    let values = tmp.join("q.txt");
+    std::fs::write(&values, "1 2 3").unwrap();
+    let o = run(&["bundle", &input, "-o", &dir.display().to_string(), "--no-oracle", "--input", &format!("Q={}", values.display())]);
+    assert_fails(&o, 1, "--input gives values");
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use tilec_gpu_runner::{Buffer, Bundle, Param, RandomFill};
+use tilec_gpu_runner::tensor_map::TensorMapParam;
+use tilec_gpu_runner::{Buffer, Bundle, Param, RandomFill, TensorDesc};
 use tilec_ir::data::TensorData;
 use tilec_ir::interp::{self, ArgValue};
 use tilec_ir::sim::{self, SimArg};
@@ -15,9 +16,9 @@ use tilec_ir::ScalarType;
 use tilec_lower_ptx::{AbiRole, KernelInfo};
 
 use crate::cli::BundleArgs;
-use crate::commands::interp::{arg_names, located_or_usage, prepare, select_func};
+use crate::commands::interp::{arg_names, located_or_usage, prepare_args, select_func};
 use crate::error::DriverError;
-use crate::input::{compile_error, diagnostics, parse_and_verify, read_source};
+use crate::input::{compile_error, diagnostics, parse_and_verify, read_source_with};
 
 /// What `tilec compare` needs besides the buffers: written as `meta.json` beside `bundle.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -79,10 +80,12 @@ fn storage_bytes(t: &TensorData, layout: &str) -> Vec<u8> {
 }
 
 pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
-    let source = read_source(&args.input)?;
+    let source = read_source_with(&args.input, &args.inputs.params)?;
     let module = parse_and_verify(&source)?;
     let func = select_func(&module, args.inputs.func.as_deref())?;
-    let (values, launch) = prepare(func, &args.inputs).map_err(|d| located_or_usage(&source, d))?;
+    // Without the oracle nothing is computed here: the tensors keep their shapes only, and the runner makes
+    // their contents from the seed (a timing bundle carries no data at any size).
+    let (values, launch) = prepare_args(func, &args.inputs, !args.no_oracle).map_err(|d| located_or_usage(&source, d))?;
     let tile_level = crate::commands::sim::first_tile_level_op(func).is_some();
 
     // The oracle's answer on the original program.
@@ -146,7 +149,10 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
         block: kernel.block,
         shared_bytes: kernel.dynamic_shared_bytes as u32,
         repeat: args.repeat,
-        params: abi_params(&kernel, &values, &names, args.no_oracle)?,
+        warmup: args.warmup,
+        flops: args.flops,
+        label: format!("{} ({}, {target})", source.name, crate::cli::backend_name(args.backend)),
+        params: abi_params(func, &kernel, &values, &names, args.no_oracle.then_some(args.inputs.seed))?,
     };
     write("bundle.json", to_json(&bundle).as_bytes())?;
     let meta = BundleMeta { source: source.name.clone(), kernel: kernel.name.clone(), oracle: oracle.into(), grid: launch.grid, tensors };
@@ -172,27 +178,66 @@ pub fn to_sim_args(values: &[ArgValue]) -> Vec<SimArg> {
     values.iter().map(SimArg::from).collect()
 }
 
-/// The PTX entry's parameters in order, from the kernel's ABI and the argument values.
-/// With `generated`, buffers are filled with pseudo-random data by the runner and nothing is copied back.
-fn abi_params(kernel: &KernelInfo, values: &[ArgValue], names: &[String], generated: bool) -> Result<Vec<Param>, DriverError> {
+/// The PTX entry's parameters in order, from the kernel's ABI and the argument values. With `generated` (the
+/// run's seed), buffers are filled with pseudo-random data by the runner (one stream of the seed per argument)
+/// and nothing is copied back. Every buffer names the argument it holds ([`TensorDesc`]).
+pub(crate) fn abi_params(func: &tilec_ir::Func, kernel: &KernelInfo, values: &[ArgValue], names: &[String], generated: Option<u64>) -> Result<Vec<Param>, DriverError> {
     let mut params = Vec::new();
     for abi in &kernel.abi {
         let value = values.get(abi.arg).ok_or_else(|| DriverError::Usage(format!("ABI names argument #{}", abi.arg)))?;
         let name = names.get(abi.arg).cloned().unwrap_or_default();
+        // The layout as the compiled kernel reads the argument (its signature, any rank).
+        let layout = match kernel.params.get(abi.arg).map(|p| &p.kind) {
+            Some(tilec_lower_ptx::ParamKind::Tile { layout, .. }) => layout.clone(),
+            _ if is_col_major_arg(func, abi.arg) => "col_major".into(),
+            _ => row_major_name(),
+        };
+        let describe = |t: &TensorData| TensorDesc {
+            name: name.clone(),
+            elem: t.elem.to_string(),
+            shape: t.shape.iter().map(|&d| d as u64).collect(),
+            layout: layout.clone(),
+        };
         params.push(match (&abi.role, value) {
-            (AbiRole::Pointer, ArgValue::Tensor(t)) if generated => Param::Buffer(Buffer {
-                input: None,
-                zeros: None,
-                random: Some(RandomFill { elem: t.elem.to_string(), count: t.len() }),
-                output: None,
-            }),
-            (AbiRole::Pointer, ArgValue::Tensor(_)) => Param::Buffer(Buffer {
-                input: Some(format!("{name}.bin")),
-                zeros: None,
-                random: None,
-                output: Some(format!("{name}.out.bin")),
-            }),
+            (AbiRole::Pointer, ArgValue::Tensor(t)) => match generated {
+                Some(seed) => Param::Buffer(Buffer {
+                    input: None,
+                    zeros: None,
+                    random: Some(RandomFill {
+                        elem: t.elem.to_string(),
+                        count: t.shape.iter().product(),
+                        seed: Some(seed),
+                        stream: abi.arg as u64,
+                    }),
+                    output: None,
+                    tensor: Some(describe(t)),
+                }),
+                None => Param::Buffer(Buffer {
+                    input: Some(format!("{name}.bin")),
+                    zeros: None,
+                    random: None,
+                    output: Some(format!("{name}.out.bin")),
+                    tensor: Some(describe(t)),
+                }),
+            },
             (AbiRole::Extent(axis), ArgValue::Tensor(t)) => Param::I64(t.shape.get(*axis).copied().unwrap_or(0) as i64),
+            // A TMA tensor map over the argument's buffer (the pointer parameter before it), built at launch.
+            (AbiRole::TensorMap(k), ArgValue::Tensor(t)) => {
+                let map = kernel.tensor_maps.get(*k).ok_or_else(|| DriverError::Usage(format!("ABI names tensor map #{k}")))?;
+                let buffer = kernel
+                    .abi
+                    .iter()
+                    .position(|p| p.arg == abi.arg && p.role == AbiRole::Pointer)
+                    .ok_or_else(|| DriverError::Usage(format!("tensor map #{k}: argument '{name}' has no pointer parameter")))?;
+                Param::TensorMap(TensorMapParam {
+                    buffer,
+                    data_type: map.data_type,
+                    elem_bytes: t.elem.bit_width() / 8,
+                    shape: t.shape.iter().map(|&n| n as u64).collect(),
+                    box_shape: map.box_shape.clone(),
+                    swizzle: map.swizzle.clone(),
+                })
+            }
             (AbiRole::Value, ArgValue::Scalar(ty, x)) => match (ty, abi.ty.as_str()) {
                 (ScalarType::F32 | ScalarType::TF32, _) | (_, "f32") => Param::F32(*x as f32),
                 (_, "i32") => Param::I32(*x as i32),

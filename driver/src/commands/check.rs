@@ -7,12 +7,12 @@ use tilec_compiler::{Emit, OptLevel, Options};
 
 use crate::cli::CheckArgs;
 use crate::error::DriverError;
-use crate::input::{compile_error, parse_and_verify, print_warnings, read_source};
+use crate::input::{compile_error, parse_and_verify, print_warnings, read_source_with};
 use crate::target::parse_target;
 
 /// Returns the text to print on success.
 pub fn run(args: &CheckArgs) -> Result<String, DriverError> {
-    let source = read_source(&args.input)?;
+    let source = read_source_with(&args.input, &args.params)?;
     if args.verify_diagnostics {
         // MLIR's -verify-diagnostics: the file's `// expected-error {{...}}` comments must match exactly
         // the diagnostics produced, no more and no fewer.

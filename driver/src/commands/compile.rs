@@ -14,7 +14,7 @@ use crate::cache::{Cache, Key, KeyBuilder};
 use crate::cli::{Backend, CompileArgs, Emit, Report};
 use crate::error::DriverError;
 use crate::target::parse_target;
-use crate::input::{compile_error, parse_and_verify, read_source, write_output};
+use crate::input::{compile_error, parse_and_verify, read_source_with, write_output};
 
 pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     let target = parse_target(&args.target)?;
@@ -22,7 +22,7 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     let opt: tilec_lower_ptx::OptLevel =
         args.opt_level.parse().map_err(|e: tilec_lower_ptx::Error| DriverError::Usage(e.to_string()))?;
     let start = Instant::now();
-    let source = read_source(&args.input)?;
+    let source = read_source_with(&args.input, &args.params)?;
     let cached = cache_for(args).map(|cache| {
         let keys = CacheKeys::new(args, &source, target, opt);
         (cache, keys)

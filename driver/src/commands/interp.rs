@@ -6,10 +6,10 @@ use tilec_ir::{Func, Module};
 
 use crate::cli::{InterpArgs, RunInputs};
 use crate::error::DriverError;
-use crate::input::{diagnostics, parse_and_verify, read_source};
+use crate::input::{diagnostics, parse_and_verify, read_source_with};
 
 pub fn run(args: &InterpArgs) -> Result<String, DriverError> {
-    let source = read_source(&args.input)?;
+    let source = read_source_with(&args.input, &args.inputs.params)?;
     let module = parse_and_verify(&source)?;
     let func = select_func(&module, args.inputs.func.as_deref())?;
     let (mut values, launch) = prepare(func, &args.inputs).map_err(|d| located_or_usage(&source, d))?;
@@ -66,6 +66,12 @@ pub fn arg_names(func: &Func) -> Vec<String> {
 /// Seeded inputs and the launch grid from the command-line options, on top of the kernel's declared
 /// `sample_args` (which the options override by name).
 pub fn prepare(func: &Func, inputs: &RunInputs) -> Result<(Vec<ArgValue>, Launch), tilec_ir::Diagnostic> {
+    prepare_args(func, inputs, true)
+}
+
+/// [`prepare`]; without `fill`, the tensors get their shapes but no values (`tilec_ir::interp::shape_args`):
+/// for launches whose inputs are made on the GPU machine, at sizes too large to fill here.
+pub fn prepare_args(func: &Func, inputs: &RunInputs, fill: bool) -> Result<(Vec<ArgValue>, Launch), tilec_ir::Diagnostic> {
     let mut shapes = interp::sample_shapes(func).map_err(|m| tilec_ir::Diagnostic::error(func.attr_span("sample_args"), format!("'sample_args' {m}")))?;
     if let Some([m, n, k]) = inputs.gemm_shape()? {
         let gemm = ArgShapes::gemm(m, n, k);
@@ -74,11 +80,21 @@ pub fn prepare(func: &Func, inputs: &RunInputs) -> Result<(Vec<ArgValue>, Launch
     for (name, shape) in inputs.arg_shapes()? {
         shapes = shapes.with(&name, &shape);
     }
-    for (name, value) in inputs.scalar_values()? {
-        shapes = shapes.with_scalar(&name, value);
-    }
-    let mut values = interp::default_args(func, &shapes, inputs.seed).map_err(|e| e.to_diagnostic())?;
     let names = arg_names(func);
+    for (name, value) in inputs.scalar_values()? {
+        // `--arg bias=136` of a 1-D tensor is its length, as in `sample_args`.
+        let vector = names.iter().position(|n| *n == name).is_some_and(|i| matches!(func.body.ty(func.args()[i]), tilec_ir::Type::Tile(t) if t.rank() == 1));
+        if vector && value.fract() == 0.0 && value >= 1.0 {
+            shapes = shapes.with(&name, &[value as usize]);
+        } else {
+            shapes = shapes.with_scalar(&name, value);
+        }
+    }
+    if !fill && !inputs.files.is_empty() {
+        return Err(usage("--input gives values, but these inputs are made on the GPU machine (drop --no-oracle)".into()));
+    }
+    let make = if fill { interp::default_args } else { interp::shape_args };
+    let mut values = make(func, &shapes, inputs.seed).map_err(|e| e.to_diagnostic())?;
     for setting in &inputs.files {
         let (name, path) = setting
             .split_once('=')

@@ -20,14 +20,16 @@ pub fn run(args: &RunArgs) -> Result<String, DriverError> {
         target: args.target.clone(),
         backend: args.backend,
         repeat: args.repeat,
+        warmup: 0,
+        flops: None,
         no_oracle: !args.check,
         inputs: args.inputs.clone(),
     };
     let mut out = bundle::run(&bundle_args)?;
     let stream = ctx.default_stream();
     let launched = tilec_gpu_runner::run_bundle(&ctx, &stream, &dir).map_err(|e| DriverError::Usage(e.to_string()));
-    let checked = launched.and_then(|summary| {
-        out.push_str(&format!("gpu: {summary}\n"));
+    let checked = launched.and_then(|record| {
+        out.push_str(&format!("gpu: {}\n", record.summary()));
         if args.check {
             compare::run(&crate::cli::CompareArgs { bundle: dir_text.clone(), golden: Vec::new() })
         } else {

@@ -14,7 +14,7 @@ use crate::commands::bundle::{tensor_extents, to_sim_args};
 use crate::cli::SimArgs;
 use crate::commands::interp::{arg_names, located_or_usage, prepare, select_func};
 use crate::error::DriverError;
-use crate::input::{compile_error, diagnostics, parse_and_verify, read_source};
+use crate::input::{compile_error, diagnostics, parse_and_verify, read_source_with};
 
 /// `--tolerance ATOL,RTOL`.
 fn parse_tolerance(text: &str) -> Result<(f64, f64), DriverError> {
@@ -28,7 +28,7 @@ fn parse_tolerance(text: &str) -> Result<(f64, f64), DriverError> {
 }
 
 pub fn run(args: &SimArgs) -> Result<String, DriverError> {
-    let source = read_source(&args.input)?;
+    let source = read_source_with(&args.input, &args.inputs.params)?;
     let module = parse_and_verify(&source)?;
     let func = select_func(&module, args.inputs.func.as_deref())?;
     let (values, launch) = prepare(func, &args.inputs).map_err(|d| located_or_usage(&source, d))?;
@@ -103,7 +103,8 @@ fn lower_and_compare(
         let mut bad = 0;
         let mut max_abs = 0.0f64;
         for (&g, &w) in got.values.iter().zip(&want.values) {
-            if g == w {
+            // Two NaNs agree (as in `tilec compare`).
+            if g == w || g.is_nan() && w.is_nan() {
                 exact += 1;
                 continue;
             }
@@ -143,7 +144,7 @@ pub fn first_tile_level_op(func: &Func) -> Option<tilec_ir::OpId> {
         let kind = func.body.op(id).kind;
         let tile_level = matches!(
             kind,
-            OpKind::CopyG2S | OpKind::CopyS2R | OpKind::CopyR2S | OpKind::CopyR2G | OpKind::Mma | OpKind::Reduce | OpKind::Broadcast | OpKind::Iota | OpKind::TileBarrier
+            OpKind::CopyG2S | OpKind::CopyS2R | OpKind::CopyR2S | OpKind::CopyR2G | OpKind::Mma | OpKind::Reduce | OpKind::Broadcast | OpKind::Iota | OpKind::Transpose | OpKind::TileBarrier
         ) || matches!(kind, OpKind::Fill | OpKind::Splat) && func.body.op(id).results.iter().any(|&r| func.body.ty(r).as_tile().is_some())
             || kind.is_binary_arith() && func.body.op(id).results.iter().any(|&r| func.body.ty(r).as_tile().is_some());
         if tile_level && found.is_none() {

@@ -1,4 +1,6 @@
 //! `tilec tune FILE --shape M,N,K`: searches a GEMM kernel's attributes on the GPU and writes the fastest.
+//! `tilec tune FILE --arg NAME=SHAPE... [--flops N]`: the same for any other kernel (attention, softmax, ...),
+//! timed on inputs the runner makes from the seed ([`kernel`]).
 //!
 //! The candidates are every combination of the function attributes the passes honour (the `--stages`,
 //! `--warps` and `--fragments` lists):
@@ -8,8 +10,11 @@
 //! - `fragments_ahead` (true and false): whether software-pipeline loads the next k-step's register fragments
 //!   one iteration ahead.
 //!
+//! - `--param NAME=V,...`: kernel parameters (upper-case integer attributes such as `BM`, used in the body's
+//!   shapes), `raster_group`, and `warp_tile` (`--param warp_tile=16x32,32x32`: a list value).
+//!
 //! The block tile and the K-tile are the tile shapes written in the kernel's body, not attributes: tune leaves
-//! them as they are. Each candidate is compiled (the default pipeline, then PTX; then ptxas when one is found,
+//! them as they are unless they are written with kernel parameters. Each candidate is compiled (the default pipeline, then PTX; then ptxas when one is found,
 //! for its register count and to reject what it would reject); a candidate that does not lower (a warp grid
 //! that does not divide the block tile, a copy the block's threads cannot share evenly, a ring over the
 //! target's shared memory) is skipped, with the first line of its diagnostic on stderr and all of it with
@@ -31,13 +36,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use tilec_gpu_runner::bench::{self as runner, BenchBundle, GemmSpec};
-use tilec_gpu_runner::tune::{self, attrs_text, AttrValue, Candidate, TuneJob, TuneRecord, TUNE_JSON};
+use tilec_gpu_runner::tune::{self, attrs_text, AttrValue, Candidate, TuneJob, TuneRecord, TuneWork, TUNE_JSON};
 use tilec_ir::{Attribute, Func, Module, SourceFile};
-use tilec_passes::layout_assignment::{DEFAULT_NUM_WARPS, NUM_WARPS_ATTR};
+use tilec_passes::layout_assignment::{DEFAULT_NUM_WARPS, NUM_WARPS_ATTR, WARP_TILE_ATTR};
 use tilec_passes::pipelining::{DEFAULT_STAGES, FRAGMENTS_AHEAD_ATTR, STAGES_ATTR};
 use tilec_passes::rasterize::RASTER_GROUP_ATTR;
 
 use crate::cli::{Backend, OnOff, TuneArgs};
+
+mod kernel;
 use crate::commands::bench::{abi_params, check_extents, gemm_extents, grid_for, open_gpu_unless_bundling, parse_shape, roles, write_bundle};
 use tilec_compiler::Options;
 use crate::commands::interp::select_func;
@@ -51,9 +58,10 @@ pub const TUNED_ATTRS: [&str; 3] = [STAGES_ATTR, NUM_WARPS_ATTR, FRAGMENTS_AHEAD
 const ALPHA: f32 = 1.5;
 const BETA: f32 = -0.5;
 
-/// A compiled candidate, with its shared memory (static and dynamic) for the report.
+/// A compiled candidate, with its PTX and its shared memory (static and dynamic) for the report.
 struct Compiled {
     job: TuneJob,
+    ptx: String,
     shared_bytes: u64,
 }
 
@@ -73,6 +81,9 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
     }
     if args.results.is_some() {
         return apply_results(args);
+    }
+    if !args.args.is_empty() {
+        return kernel::run(args);
     }
     let shape_text = args.shape.as_deref().ok_or_else(|| DriverError::Usage("--shape M,N,K is required (or --results FILE)".into()))?;
     let [m, n, k] = parse_shape(shape_text)?;
@@ -151,7 +162,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
         (Some(dir), _) => write_candidates(dir, &stem(&args.input, &func.name), &jobs, target),
         (None, Some((ctx, stream, cublas))) => {
             let jobs: Vec<TuneJob> = jobs.into_iter().map(|c| c.job).collect();
-            let records = tune::run_jobs(&ctx, &stream, &cublas, &jobs);
+            let records = tune::run_jobs(&ctx, &stream, Some(&cublas), &jobs);
             eprint!("{}", tune::table(&records));
             if let Some(path) = &args.json {
                 tune::append_records(Path::new(path), &records).map_err(|e| DriverError::Usage(e.to_string()))?;
@@ -185,25 +196,52 @@ fn is_tuned_integer(name: &str) -> bool {
     tilec_ir::is_param_name(name) || name == RASTER_GROUP_ATTR
 }
 
-/// `--param NAME=V,...` lists, in order.
-fn param_lists(args: &TuneArgs) -> Result<Vec<(String, Vec<i64>)>, DriverError> {
-    let mut out: Vec<(String, Vec<i64>)> = Vec::new();
+/// Whether `--param` may name `name`: an integer one ([`is_tuned_integer`]) or `warp_tile` (a list).
+fn is_tuned_param(name: &str) -> bool {
+    is_tuned_integer(name) || name == WARP_TILE_ATTR
+}
+
+/// `--param NAME=V,...` lists, in order: integers, or for `warp_tile` lists written `16x32`.
+fn param_lists(args: &TuneArgs) -> Result<Vec<(String, Vec<AttrValue>)>, DriverError> {
+    let mut out: Vec<(String, Vec<AttrValue>)> = Vec::new();
     for text in &args.params {
         let bad = || {
             DriverError::Usage(format!(
-                "--param {text}: expected NAME=V,... with NAME a kernel parameter (upper case) or {RASTER_GROUP_ATTR}, and integers"
+                "--param {text}: expected NAME=V,... with NAME a kernel parameter (upper case) or {RASTER_GROUP_ATTR} and integers, \
+                 or {WARP_TILE_ATTR} and ROWSxCOLS values (16x32,32x32)"
             ))
         };
         let (name, values) = text.split_once('=').ok_or_else(bad)?;
-        if !is_tuned_integer(name) {
+        let list = name == WARP_TILE_ATTR;
+        if !is_tuned_param(name) {
             return Err(bad());
         }
-        let values: Vec<i64> = values.split(',').map(|v| v.trim().parse::<i64>().map_err(|_| bad())).collect::<Result<_, _>>()?;
-        let values: Vec<i64> = values.into_iter().collect::<BTreeSet<i64>>().into_iter().collect();
-        if values.is_empty() || out.iter().any(|(n, _)| n == name) {
+        let parse = |v: &str| -> Result<AttrValue, DriverError> {
+            let v = v.trim();
+            if list {
+                let items: Vec<i64> = v.split('x').map(|d| d.trim().parse::<i64>().ok().filter(|&n| n > 0).ok_or_else(bad)).collect::<Result<_, _>>()?;
+                if items.len() != 2 {
+                    return Err(bad());
+                }
+                Ok(AttrValue::List(items))
+            } else {
+                v.parse::<i64>().map(AttrValue::Int).map_err(|_| bad())
+            }
+        };
+        let mut parsed: Vec<AttrValue> = Vec::new();
+        for v in values.split(',') {
+            let value = parse(v)?;
+            if !parsed.contains(&value) {
+                parsed.push(value);
+            }
+        }
+        if !list {
+            parsed.sort_by_key(|v| if let AttrValue::Int(n) = v { *n } else { 0 });
+        }
+        if parsed.is_empty() || out.iter().any(|(n, _)| n == name) {
             return Err(bad());
         }
-        out.push((name.to_string(), values));
+        out.push((name.to_string(), parsed));
     }
     Ok(out)
 }
@@ -239,9 +277,9 @@ fn candidates(args: &TuneArgs) -> Result<Vec<BTreeMap<String, AttrValue>>, Drive
     for (name, values) in param_lists(args)? {
         let mut next = Vec::with_capacity(out.len() * values.len());
         for attrs in out {
-            for &v in &values {
+            for v in &values {
                 let mut a = attrs.clone();
-                a.insert(name.clone(), AttrValue::Int(v));
+                a.insert(name.clone(), v.clone());
                 next.push(a);
             }
         }
@@ -262,8 +300,12 @@ fn candidate_name(attrs: &BTreeMap<String, AttrValue>) -> String {
     };
     let params: String = attrs
         .iter()
-        .filter(|(k, _)| is_tuned_integer(k))
-        .map(|(k, _)| if k == RASTER_GROUP_ATTR { format!("_r{}", int(k)) } else { format!("_{k}{}", int(k)) })
+        .filter(|(k, _)| is_tuned_param(k))
+        .map(|(k, v)| match v {
+            AttrValue::List(items) => format!("_wt{}", items.iter().map(i64::to_string).collect::<Vec<_>>().join("x")),
+            _ if k == RASTER_GROUP_ATTR => format!("_r{}", int(k)),
+            _ => format!("_{k}{}", int(k)),
+        })
         .collect();
     format!("s{}_w{}_f{frags}{params}", int(STAGES_ATTR), int(NUM_WARPS_ATTR))
 }
@@ -272,13 +314,7 @@ fn candidate_name(attrs: &BTreeMap<String, AttrValue>) -> String {
 fn attrs_as_text(attrs: &BTreeMap<String, AttrValue>) -> Vec<(String, String)> {
     attrs
         .iter()
-        .map(|(k, v)| {
-            let v = match v {
-                AttrValue::Int(n) => n.to_string(),
-                AttrValue::Bool(b) => b.to_string(),
-            };
-            (k.clone(), v)
-        })
+        .map(|(k, v)| (k.clone(), v.to_string()))
         .collect()
 }
 
@@ -330,7 +366,8 @@ fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, 
         spill_bytes,
     };
     let bundle = BenchBundle { kernel: kernel.name.clone(), block: kernel.block, shared_bytes, params, ..template };
-    Ok(Compiled { job: TuneJob { candidate, bundle, ptx, origin: name.to_string() }, shared_bytes: kernel.shared_bytes })
+    let job = TuneJob { candidate, work: TuneWork::Gemm { bundle, ptx: ptx.clone() }, origin: name.to_string() };
+    Ok(Compiled { job, ptx, shared_bytes: kernel.shared_bytes })
 }
 
 /// Bundles are named after the file (several variants of one kernel may share its name), else the kernel.
@@ -342,7 +379,7 @@ fn stem(input: &str, func: &str) -> String {
 }
 
 /// The files a candidate bundle consists of (what an earlier run left and this one may remove).
-const CANDIDATE_FILES: [&str; 3] = [runner::BENCH_JSON, "kernel.ptx", TUNE_JSON];
+const CANDIDATE_FILES: [&str; 4] = [runner::BENCH_JSON, tilec_gpu_runner::BUNDLE_JSON, "kernel.ptx", TUNE_JSON];
 
 /// Writes every candidate into `DIR/<stem>_<candidate>/`; candidates of an earlier run for the same file that
 /// this run does not write are removed, so that `tilec-gpu-runner tune DIR` runs exactly this run's candidates.
@@ -364,9 +401,12 @@ fn write_candidates(dir: &str, stem: &str, compiled: &[Compiled], target: tilec_
         }
     }
     let mut out = String::new();
-    for Compiled { job, shared_bytes } in compiled {
+    for Compiled { job, ptx, shared_bytes } in compiled {
         let path = root.join(format!("{stem}_{}", job.candidate.name));
-        write_bundle(&path, &job.bundle, &job.ptx)?;
+        match &job.work {
+            TuneWork::Gemm { bundle, .. } => write_bundle(&path, bundle, ptx)?,
+            TuneWork::Kernel { bundle, .. } => kernel::write_timing_bundle(&path, bundle, ptx)?,
+        }
         let json = serde_json::to_string_pretty(&job.candidate).map_err(|e| DriverError::Usage(format!("{TUNE_JSON}: {e}")))?;
         write_output(&path.join(TUNE_JSON).display().to_string(), format!("{json}\n").as_bytes())?;
         let regs = match (job.candidate.registers, job.candidate.spill_bytes) {
@@ -377,9 +417,12 @@ fn write_candidates(dir: &str, stem: &str, compiled: &[Compiled], target: tilec_
         out.push_str(&format!(
             "{}: @{} {} for {target}, block {}, {} B shared{regs}\n",
             path.display(),
-            job.bundle.kernel,
+            job.kernel(),
             job.candidate.attrs_text(),
-            job.bundle.block[0],
+            match &job.work {
+                TuneWork::Gemm { bundle, .. } => bundle.block[0],
+                TuneWork::Kernel { bundle, .. } => bundle.block[0],
+            },
             shared_bytes
         ));
     }
@@ -424,7 +467,7 @@ fn read_records(path: &str) -> Result<Vec<TuneRecord>, DriverError> {
 /// The fastest usable record of kernel `func` (at `shape`, when given); an error when there is none or when
 /// the records mix shapes and none was chosen.
 fn pick<'r>(records: &'r [TuneRecord], func: &str, shape: Option<[u64; 3]>, from: &str) -> Result<&'r TuneRecord, DriverError> {
-    let shape_text = |r: &TuneRecord| format!("{}x{}x{}", r.m, r.n, r.k);
+    let shape_text = |r: &TuneRecord| r.shape_text();
     let mine: Vec<&TuneRecord> = records.iter().filter(|r| r.func == func).collect();
     if mine.is_empty() {
         let others: BTreeSet<String> = records.iter().map(|r| format!("@{}", r.func)).collect();
@@ -447,7 +490,7 @@ fn pick<'r>(records: &'r [TuneRecord], func: &str, shape: Option<[u64; 3]>, from
             let shapes: BTreeSet<String> = mine.iter().map(|r| shape_text(r)).collect();
             if shapes.len() > 1 {
                 return Err(DriverError::Usage(format!(
-                    "{from}: the records of @{func} are at several shapes ({}): choose one with --shape M,N,K",
+                    "{from}: the records of @{func} are at several shapes ({}): choose one with --shape M,N,K (a GEMM), or keep one shape's records in FILE",
                     shapes.into_iter().collect::<Vec<_>>().join(", ")
                 )));
             }
@@ -484,7 +527,7 @@ fn write_best(args: &TuneArgs, source: &SourceFile, module: &Module, func: &str,
     let index = module.funcs.iter().position(|f| f.name == func).ok_or_else(|| DriverError::Usage(format!("no kernel '@{func}' in the input")))?;
     let before = current_attrs(&module.funcs[index]);
     for key in best.attrs.keys() {
-        if !TUNED_ATTRS.contains(&key.as_str()) && !is_tuned_integer(key) {
+        if !TUNED_ATTRS.contains(&key.as_str()) && !is_tuned_param(key) {
             return Err(DriverError::Usage(format!(
                 "the record of candidate '{}' sets '{key}', which tilec tune does not tune (it sets {})",
                 best.candidate,
@@ -501,7 +544,7 @@ fn write_best(args: &TuneArgs, source: &SourceFile, module: &Module, func: &str,
         (None, false) => "-".to_string(),
     };
     write_output(&target, text.as_bytes())?;
-    let same_shape = |r: &&TuneRecord| r.func == func && (r.m, r.n, r.k) == (best.m, best.n, best.k);
+    let same_shape = |r: &&TuneRecord| r.func == func && r.shape_text() == best.shape_text();
     let usable = records.iter().filter(same_shape).filter(|r| r.usable()).count();
     let baseline = records
         .iter()
@@ -513,11 +556,11 @@ fn write_best(args: &TuneArgs, source: &SourceFile, module: &Module, func: &str,
         .unwrap_or_default();
     let rate = best.rate.map(|r| format!(" ({r:.1} {})", best.unit)).unwrap_or_default();
     eprintln!(
-        "tilec tune: @{func} at {}x{}x{}: {} is the fastest of {usable} candidate(s) that checked, {:.4} ms{rate}{baseline}",
-        best.m,
-        best.n,
-        best.k,
+        "tilec tune: @{func} at {}: {} is the fastest of {usable} candidate(s) {}, {:.4} ms{rate}{baseline}",
+        best.shape_text(),
         attrs_text(&best.attrs),
+        // A GEMM's candidates are checked against cuBLAS; other kernels' are timed only.
+        if best.shapes.is_empty() { "that checked" } else { "that ran (timed; not checked)" },
         best.median_ms.unwrap_or(f64::NAN)
     );
     Ok(())

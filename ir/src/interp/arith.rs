@@ -91,9 +91,10 @@ pub(crate) fn compare(predicate: CmpPredicate, a: f64, b: f64) -> f64 {
     f64::from(u8::from(predicate.holds_f64(a, b)))
 }
 
-/// `tile.cast` of one element: round to nearest even into floats; truncate toward zero then wrap into
-/// integers (no saturation, NaN and ±inf give 0); `x != 0` into `i1`.
-pub(super) fn cast(to: ScalarType, x: f64) -> Result<f64, ArithError> {
+/// `tile.cast` of one element from `from`: round to nearest even into floats; from a float into an integer
+/// type, truncate toward zero and saturate to its range (NaN gives 0: PTX's `cvt.rzi`); between integers, wrap;
+/// `x != 0` into `i1` ([`crate::data::convert`]).
+pub(super) fn cast(from: ScalarType, to: ScalarType, x: f64) -> Result<f64, ArithError> {
     if to == ScalarType::Index {
         let t = if x.is_finite() { x.trunc() } else { 0.0 };
         if t.abs() > INDEX_LIMIT as f64 {
@@ -101,7 +102,7 @@ pub(super) fn cast(to: ScalarType, x: f64) -> Result<f64, ArithError> {
         }
         return Ok(t);
     }
-    Ok(round_to(to, x))
+    Ok(crate::data::convert(from, to, x))
 }
 
 #[cfg(test)]
@@ -133,11 +134,23 @@ mod tests {
         assert_eq!(unary(OpKind::Neg, ScalarType::F32, 0.0).to_bits(), (-0.0f64).to_bits());
     }
 
+    /// Float to integer saturates (PTX ISA, cvt: "for float-to-integer conversions, the result is clamped to
+    /// the destination range by default"), NaN gives 0; integer to integer wraps.
     #[test]
-    fn casts_truncate_without_saturation() {
-        assert_eq!(cast(ScalarType::I8, 300.7), Ok(44.0));
-        assert_eq!(cast(ScalarType::I32, -2.9), Ok(-2.0));
-        assert_eq!(cast(ScalarType::I32, f64::NAN), Ok(0.0));
-        assert_eq!(cast(ScalarType::I1, 0.5), Ok(1.0));
+    fn float_to_integer_casts_saturate() {
+        use ScalarType::*;
+        assert_eq!(cast(F32, I8, 300.7), Ok(127.0));
+        assert_eq!(cast(F32, I8, -300.7), Ok(-128.0));
+        assert_eq!(cast(F32, U8, -3.5), Ok(0.0));
+        assert_eq!(cast(F32, U8, 255.9), Ok(255.0));
+        assert_eq!(cast(F32, I32, -2.9), Ok(-2.0));
+        assert_eq!(cast(F32, I32, 3.0e9), Ok(2147483647.0));
+        assert_eq!(cast(F32, I32, -3.0e9), Ok(-2147483648.0));
+        assert_eq!(cast(F32, I32, f64::INFINITY), Ok(2147483647.0));
+        assert_eq!(cast(F32, I32, f64::NEG_INFINITY), Ok(-2147483648.0));
+        assert_eq!(cast(F32, I32, f64::NAN), Ok(0.0));
+        assert_eq!(cast(F16, I8, -1000.0), Ok(-128.0));
+        assert_eq!(cast(I32, I8, 300.0), Ok(44.0));
+        assert_eq!(cast(F32, I1, 0.5), Ok(1.0));
     }
 }

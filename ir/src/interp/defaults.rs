@@ -95,8 +95,9 @@ pub fn sample_shapes(func: &Func) -> Result<ArgShapes, String> {
     let mut shapes = ArgShapes::new();
     let Some(settings) = KernelAttrs::of(func).ok().and_then(|a| a.sample_args) else { return Ok(shapes) };
     let body = &func.body;
+    let params = crate::kernel_params(&func.attrs);
     for text in &settings {
-        let setting = ArgSetting::parse(text)?;
+        let setting = ArgSetting::parse(&with_params(text, &params))?;
         let name = match &setting {
             ArgSetting::Shape(n, _) | ArgSetting::Scalar(n, _) => n.clone(),
         };
@@ -122,6 +123,20 @@ pub fn sample_shapes(func: &Func) -> Result<ArgShapes, String> {
     Ok(shapes)
 }
 
+/// `text` (`NAME=SHAPE`) with every extent that names a kernel parameter replaced by its value: `"Q=2x100xD"`
+/// with `D = 64` is `"Q=2x100x64"`, so that `sample_args` follow a parameter that the argument types use.
+fn with_params(text: &str, params: &std::collections::HashMap<String, i64>) -> String {
+    let Some((name, value)) = text.split_once('=') else { return text.to_string() };
+    let dims: Vec<String> = value
+        .split('x')
+        .map(|d| match params.get(d.trim()) {
+            Some(n) => n.to_string(),
+            None => d.to_string(),
+        })
+        .collect();
+    format!("{name}={}", dims.join("x"))
+}
+
 /// The name an argument is known by in [`ArgShapes`].
 fn arg_name(body: &Body, index: usize, v: Value) -> String {
     body.value(v).name.clone().unwrap_or_else(|| format!("#{index}"))
@@ -139,6 +154,27 @@ fn arg_seed(seed: u64, index: usize) -> u64 {
 /// `shapes.scalars`, else are random (floats, integers) or `default_extent` (`index`, usually a size).
 /// Names in `shapes` that match no argument are an error (a typo would otherwise pass unnoticed).
 pub fn default_args(func: &Func, shapes: &ArgShapes, seed: u64) -> Result<Vec<ArgValue>, InterpError> {
+    resolve_args(func, shapes, seed, true)
+}
+
+/// The arguments [`default_args`] makes, with every tensor's shape but no values (`values` empty, and no size
+/// limit): for what needs only the shapes at sizes too large to fill here, such as a launch description whose
+/// inputs are made on the GPU machine ([`default_launch`] reads shapes only). Scalars as in [`default_args`].
+pub fn shape_args(func: &Func, shapes: &ArgShapes, seed: u64) -> Result<Vec<ArgValue>, InterpError> {
+    resolve_args(func, shapes, seed, false)
+}
+
+/// A scalar argument's value: given by name, else `default_extent` for `index`, else random from `seed`.
+fn scalar_value(shapes: &ArgShapes, name: &str, s: ScalarType, seed: u64) -> f64 {
+    match shapes.scalars.get(name) {
+        Some(&v) => v,
+        None if s == ScalarType::Index => shapes.default_extent as f64,
+        None => TensorData::random(&[1], s, seed).values[0],
+    }
+}
+
+/// [`default_args`]; without `fill`, tensors get their shapes and no values ([`shape_args`]).
+fn resolve_args(func: &Func, shapes: &ArgShapes, seed: u64, fill: bool) -> Result<Vec<ArgValue>, InterpError> {
     let body = &func.body;
     let names: Vec<String> = func.args().iter().enumerate().map(|(i, &v)| arg_name(body, i, v)).collect();
     for name in shapes.by_name.keys().chain(shapes.scalars.keys()) {
@@ -175,6 +211,13 @@ pub fn default_args(func: &Func, shapes: &ArgShapes, seed: u64) -> Result<Vec<Ar
                         .collect(),
                 };
                 let elements = shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
+                if !fill {
+                    if elements.is_none() {
+                        return Err(error(format!("'{name}' of shape {shape:?} has more elements than this machine can count")));
+                    }
+                    args.push(ArgValue::Tensor(TensorData { shape, elem: t.elem, values: Vec::new() }));
+                    continue;
+                }
                 if elements.is_none_or(|n| n > MAX_DEFAULT_ELEMENTS) {
                     return Err(error(format!(
                         "'{name}' of shape {shape:?} is too large for the interpreter (at most {MAX_DEFAULT_ELEMENTS} elements)"
@@ -182,14 +225,7 @@ pub fn default_args(func: &Func, shapes: &ArgShapes, seed: u64) -> Result<Vec<Ar
                 }
                 args.push(ArgValue::Tensor(TensorData::random(&shape, t.elem, seed)));
             }
-            Type::Scalar(s) => {
-                let value = match shapes.scalars.get(name) {
-                    Some(&v) => v,
-                    None if *s == ScalarType::Index => shapes.default_extent as f64,
-                    None => TensorData::random(&[1], *s, seed).values[0],
-                };
-                args.push(ArgValue::Scalar(*s, value));
-            }
+            Type::Scalar(s) => args.push(ArgValue::Scalar(*s, scalar_value(shapes, name, *s, seed))),
             other => return Err(error(format!("cannot make an input for '{name}' of type '{other}'"))),
         }
     }

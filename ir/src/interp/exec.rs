@@ -148,7 +148,7 @@ impl<'f, 'a> Machine<'f, 'a> {
                     self.slots[param.index()] = Slot::Global(index);
                 }
                 (Type::Scalar(s), ArgValue::Scalar(s2, x)) if s == s2 => {
-                    let v = arith::cast(*s, *x).map_err(|_| InterpError::ArgType {
+                    let v = arith::cast(*s, *s, *x).map_err(|_| InterpError::ArgType {
                         span,
                         index,
                         name: name.clone(),
@@ -349,7 +349,7 @@ impl<'f, 'a> Machine<'f, 'a> {
             AnyOp::Constant(c) => {
                 let (r, ty) = self.result(op)?;
                 let elem = ty.as_scalar().ok_or_else(|| malformed(op, "produces a scalar"))?;
-                let v = arith::cast(elem, c.value.as_f64()).map_err(|e| arith_error(op, e))?;
+                let v = arith::cast(elem, elem, c.value.as_f64()).map_err(|e| arith_error(op, e))?;
                 self.set(r, Slot::Scalar(v));
             }
             AnyOp::BlockId(typed::BlockId { dim }) | AnyOp::GridDim(typed::GridDim { dim }) => {
@@ -436,12 +436,13 @@ impl<'f, 'a> Machine<'f, 'a> {
                 let (r, ty) = self.result(op)?;
                 let to = ty.element_type();
                 let source = c.source;
+                let from = self.body.ty(source).element_type();
                 let slot = match self.get(op, source)? {
-                    Slot::Scalar(x) => Slot::Scalar(arith::cast(to, *x).map_err(|e| arith_error(op, e))?),
+                    Slot::Scalar(x) => Slot::Scalar(arith::cast(from, to, *x).map_err(|e| arith_error(op, e))?),
                     Slot::Tile(_) => {
                         let (t, _) = self.tile(op, source)?;
                         self.charge(t.len() as u64, op.span)?;
-                        let out = t.iter().map(|&x| arith::cast(to, x)).collect::<Result<Vec<_>, _>>();
+                        let out = t.iter().map(|&x| arith::cast(from, to, x)).collect::<Result<Vec<_>, _>>();
                         Slot::Tile(Rc::new(out.map_err(|e| arith_error(op, e))?))
                     }
                     _ => return Err(malformed(op, "casts scalars and register tiles only")),
@@ -473,6 +474,7 @@ impl<'f, 'a> Machine<'f, 'a> {
             AnyOp::Reduce(r) => self.exec_reduce(op, &r)?,
             AnyOp::Broadcast(b) => self.exec_broadcast(op, b.source)?,
             AnyOp::Iota(i) => self.exec_iota(op, i.axis)?,
+            AnyOp::Transpose(t) => self.exec_transpose(op, t.source)?,
             AnyOp::Func(_) => return Err(malformed(op, "may only appear at the top level")),
             _ => return Err(InterpError::NvgpuOp { span: op.span, op: op.kind.name() }),
         }
@@ -534,6 +536,26 @@ impl<'f, 'a> Machine<'f, 'a> {
                 stride *= shape[d];
             }
             out.push(t[src]);
+        }
+        self.set(res, Slot::Tile(Rc::new(out)));
+        Ok(())
+    }
+
+    /// `tile.transpose`: element `(i, j)` of the result is element `(j, i)` of the source.
+    fn exec_transpose(&mut self, op: &Operation, source: Value) -> Result<(), InterpError> {
+        let (res, ty) = self.result(op)?;
+        let out_shape = value_shape(ty).ok_or_else(|| malformed(op, "produces a register tile"))?;
+        let (t, shape) = self.tile(op, source)?;
+        if shape.len() != 2 || out_shape.len() != 2 || shape[0] != out_shape[1] || shape[1] != out_shape[0] {
+            return Err(malformed(op, "exchanges the axes of a rank-2 tile"));
+        }
+        let (rows, cols) = (out_shape[0], out_shape[1]);
+        self.charge((rows * cols) as u64, op.span)?;
+        let mut out = Vec::with_capacity(rows * cols);
+        for i in 0..rows {
+            for j in 0..cols {
+                out.push(t[j * rows + i]);
+            }
         }
         self.set(res, Slot::Tile(Rc::new(out)));
         Ok(())
@@ -714,7 +736,15 @@ impl<'f, 'a> Machine<'f, 'a> {
 /// of the global tile: `shape` with extent 1 along the leading axes a rank-reducing copy's leading indices
 /// pick (`%A[%b, %m0, %k0]` of a rank-3 `%A` into a 128x32 tile: 1x128x32). Its elements are the same, in the
 /// same row-major order, as `shape`'s.
+///
+/// A 1-D global tile and a `1xN` or `Mx1` tile (a vector copy): the tile's first axis of extent 1 is dropped
+/// (`[N]` or `[M]`), the same elements in the same order.
 fn slice_window(op: &Operation, global_rank: usize, shape: &[usize]) -> Result<Vec<usize>, InterpError> {
+    if global_rank == 1 && shape.len() == 2 {
+        if let Some(unit) = shape.iter().position(|&n| n == 1) {
+            return Ok(vec![shape[1 - unit]]);
+        }
+    }
     if global_rank < shape.len() {
         return Err(malformed(op, "copies between a global tile and a tile of higher rank"));
     }

@@ -71,7 +71,7 @@ mod exec;
 mod mma;
 mod window;
 
-pub use defaults::{default_args, default_launch, sample_shapes, ArgSetting, ArgShapes, DEFAULT_EXTENT};
+pub use defaults::{default_args, default_launch, sample_shapes, shape_args, ArgSetting, ArgShapes, DEFAULT_EXTENT};
 pub use error::InterpError;
 
 use crate::body::Func;

@@ -556,7 +556,7 @@ define_ops! {
         attributes: [],
         results: NONE,
         format: Some("$src[$src_indices] , $dst attr-dict"),
-        summary: "Copies the window of a global tile at the given offset, shaped like the shared tile, into it; elements outside the global tile read as zero. A global tile of higher rank than the shared tile is indexed on every axis and its leading indices pick a slice (`%A[%b, %m0, %k0]` of a rank-3 `%A` into a 2-D shared tile: batching).",
+        summary: "Copies the window of a global tile at the given offset, shaped like the shared tile, into it; elements outside the global tile read as zero. A global tile of higher rank than the shared tile is indexed on every axis and its leading indices pick a slice (`%A[%b, %m0, %k0]` of a rank-3 `%A` into a 2-D shared tile: batching). A 1-D global tile (a vector) is copied as the row of a `1xN` shared tile or the column of an `Mx1` one (`%bias[%n0]`).",
     }
     CopyS2R = "tile.copy_s2r" {
         operands: [src: One, src_indices: Variadic],
@@ -577,7 +577,7 @@ define_ops! {
         attributes: [],
         results: NONE,
         format: Some("$value , $dst[$dst_indices] attr-dict"),
-        summary: "Stores a register tile into the window of a global tile at the given offset; elements outside the global tile are dropped. As for `tile.copy_g2s`, the leading indices of a global tile of higher rank pick a slice (`%C[%b, %m0, %n0]`).",
+        summary: "Stores a register tile into the window of a global tile at the given offset; elements outside the global tile are dropped. As for `tile.copy_g2s`, the leading indices of a global tile of higher rank pick a slice (`%C[%b, %m0, %n0]`), and a `1xN` or `Mx1` tile is stored into a 1-D global tile as its row or column (`%v[%n0]`).",
     }
     Mma = "tile.mma" {
         operands: [a: One, b: One, c: One],
@@ -707,6 +707,42 @@ define_ops! {
         format: Some("$barriers[$mbar_id] , $phase_parity , $ticks attr-dict"),
         summary: "Waits until the phase of barrier `mbar_id` whose parity is `phase_parity` (an `i1`: 0 even, 1 odd) has completed (`mbarrier.try_wait.parity.shared.b64` in a loop, acquire at CTA scope; `ticks` is the suspend-time hint in ns).",
     }
+    // ---- nvgpu dialect: Hopper TMA (sm_90; issue 18), named and shaped like MLIR's `nvgpu.tma.*` ----------------
+    TmaAsyncLoad = "nvgpu.tma.async.load" {
+        operands: [tensor: One, coords: Variadic, barriers: One, mbar_id: One, dst: One, predicate: Optional],
+        attributes: [],
+        results: NONE,
+        format: Some("$tensor[$coords] , $barriers[$mbar_id] to $dst { , predicate = $predicate }? attr-dict"),
+        summary: "TMA load (`cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`): copies the box of the global tile argument `tensor` at `coords` (one `index` per axis, the tile's axis order; may be negative or past the end: those elements are zero-filled) into the whole shared tile `dst`, in the swizzle mode of `dst`'s layout, and completes the box's bytes on barrier `mbar_id` (expect them with `arrive.expect_tx`). The tensor map (`tensor`, box = `dst`'s shape, swizzle) is a kernel parameter the launcher builds (`cuTensorMapEncodeTiled`); with `predicate = %p`, only the threads where it is true issue.",
+    }
+    TmaAsyncStore = "nvgpu.tma.async.store" {
+        operands: [src: One, tensor: One, coords: Variadic, predicate: Optional],
+        attributes: [],
+        results: NONE,
+        format: Some("$src to $tensor[$coords] { , predicate = $predicate }? attr-dict"),
+        summary: "TMA store (`cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group`): writes the shared tile `src` (in the swizzle mode of its layout) as the box of the global tile argument `tensor` at `coords`; elements outside the tensor are not written. Shared writes of the generic proxy need `nvgpu.fence.proxy.async` before it; `src` may be overwritten only after `nvgpu.tma.commit_group` and a `nvgpu.tma.wait_group` covering it.",
+    }
+    TmaCommitGroup = "nvgpu.tma.commit_group" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Commits this thread's TMA stores issued so far as one bulk async-group (`cp.async.bulk.commit_group`).",
+    }
+    TmaWaitGroup = "nvgpu.tma.wait_group" {
+        operands: [],
+        attributes: [
+            num_groups("numGroups"): u32 = 0 ; "How many of this thread's bulk async-groups may stay pending (0..=7).",
+            read: bool = false ; "Wait only until the groups have read their shared-memory source (`.read`), not until their global writes are done.",
+        ],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Waits until at most `numGroups` of this thread's bulk async-groups are pending (`cp.async.bulk.wait_group[.read] N`).",
+    }
+    FenceProxyAsync = "nvgpu.fence.proxy.async" {
+        operands: [],
+        attributes: [],
+        results: NONE, format: Some("attr-dict"),
+        summary: "Orders this thread's shared-memory accesses of the generic proxy (`nvgpu.store`, ...) with the async proxy's (a TMA store reading them, `wgmma`): `fence.proxy.async.shared::cta`.",
+    }
     // ---- nvgpu dialect: Hopper warpgroup MMA synchronization (sm_90a; issue 18), NVVM's `wgmma.*` -------------
     WgmmaFence = "nvgpu.wgmma.fence" {
         operands: [],
@@ -748,12 +784,6 @@ define_ops! {
         results: ONE,
         format: Some("$descriptor_a , $descriptor_b , $matrix_c attr-dict : type(results)"),
         summary: "One `wgmma.mma_async.sync.aligned.m64nNkK` of the warpgroup: D = A (64xK, from shared memory through `descriptor_a`) * B (KxN, K-major, through `descriptor_b`) + C, C and D the thread's N/2 accumulator elements (f32 for f16/bf16 inputs, s32 for s8/u8) in wgmma's D layout. Asynchronous: needs a `nvgpu.wgmma.fence` before, and D is readable only after `nvgpu.wgmma.commit_group` and a `nvgpu.wgmma.wait_group` that completes it.",
-    }
-    FenceProxyAsync = "nvgpu.fence.proxy.async" {
-        operands: [],
-        attributes: [],
-        results: NONE, format: Some("attr-dict"),
-        summary: "Orders this thread's earlier shared-memory writes (generic proxy: stores, `cp.async`) before later async-proxy reads of them, such as `nvgpu.warpgroup.mma`'s (`fence.proxy.async.shared::cta`, sm_90).",
     }
     SetMaxNRegInc = "nvgpu.setmaxnreg.inc" {
         operands: [],
@@ -823,6 +853,12 @@ define_ops! {
         attributes: [],
         results: ONE, format: Some("$source attr-dict : type(results)"),
         summary: "Repeats a register tile along its axes of extent 1 to the result's shape (`tile.broadcast %m : tile<64x128xf32, reg>` of a 64x1 tile).",
+    }
+    Transpose = "tile.transpose" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Exchanges the rows and columns of a rank-2 register tile (`tile.transpose %k : tile<64x32xf16, reg>` of a 32x64 tile; Triton's `tl.trans`). It moves no data: layout assignment gives the result the source's layout with `row` and `col` exchanged, so the lowering only renames registers (a row-major `[N, K]` tile copied to registers this way is the mma's `.col` B operand: `ldmatrix` without `.trans`).",
     }
     Iota = "tile.iota" {
         operands: [],

@@ -21,14 +21,16 @@ impl OpKind {
             | OpKind::MBarrierArrive
             | OpKind::MBarrierArriveExpectTx
             | OpKind::MBarrierTryWaitParity => Target::Sm90,
+            // TMA (`cp.async.bulk.tensor`) and the async proxy fence are sm_90.
+            OpKind::TmaAsyncLoad | OpKind::TmaAsyncStore | OpKind::TmaCommitGroup | OpKind::TmaWaitGroup | OpKind::FenceProxyAsync => {
+                Target::Sm90
+            }
             // wgmma is one of sm_90a's architecture-specific features.
             OpKind::WgmmaFence
             | OpKind::WgmmaCommitGroup
             | OpKind::WgmmaWaitGroup
             | OpKind::WarpgroupGenerateDescriptor
             | OpKind::WarpgroupMma => Target::Sm90a,
-            // The generic-to-async proxy fence is sm_90's.
-            OpKind::FenceProxyAsync => Target::Sm90,
             OpKind::SetMaxNRegInc | OpKind::SetMaxNRegDec => Target::Sm90a,
             _ => Target::Sm80,
         }
@@ -54,7 +56,9 @@ pub fn markdown(example: &dyn Fn(OpKind) -> Option<String>) -> String {
     }
     out.push_str("\n## Kernel attributes\n\n");
     out.push_str("`tile.func @k(...) attributes {num_warps = 4, BM = 128}`. Upper-case integer attributes are kernel\n");
-    out.push_str("parameters: their values stand for their names in the body's shapes and attribute values.\n\n");
+    out.push_str("parameters: their values stand for their names in the argument types, the other kernel attributes and the\n");
+    out.push_str("body's shapes and attribute values (`%Q: tile<?x?xDxf16, global>`, `warp_tile = [WM, BN]`), and in the shapes\n");
+    out.push_str("of `sample_args` (`\"Q=2x100xD\"`); `--param NAME=V` sets one.\n\n");
     attribute_table(&mut out, KERNEL_ATTRS.iter());
     out.push_str("\nEvery op may also carry:\n\n");
     attribute_table(&mut out, COMMON_ATTRS.iter());

@@ -118,6 +118,8 @@ pub enum SimError {
         first_warp: u32,
         did: &'static str,
         at: Place,
+        /// One of the two is a TMA load's write (the async proxy): a wait on its mbarrier phase orders it.
+        async_proxy: bool,
     },
 
     /// Integer division or remainder by zero.
@@ -202,6 +204,9 @@ impl From<SimError> for Diagnostic {
                 d.with_note_at(l, "the warp diverged here: its lanes ran this loop a different number of times")
             }
             SimError::Divergent { loop_span: None, .. } => d,
+            SimError::Race { first_span, first_op, first_warp, async_proxy: true, .. } => d
+                .with_note_at(first_span, format!("the other access: '{first_op}' issued by warp {first_warp}"))
+                .with_note("a TMA load writes shared memory through the async proxy: only a wait on the mbarrier phase it completes ('nvgpu.mbarrier.try_wait.parity') orders its writes before an access, and an access before it needs a barrier before the issue"),
             SimError::Race { first_span, first_op, first_warp, .. } => d
                 .with_note_at(first_span, format!("the other access: '{first_op}' in warp {first_warp}"))
                 .with_note("order them with a barrier ('nvgpu.barrier' at the nvgpu level); the simulator runs the warps of a block one after another between barriers, so it sees every such pair"),

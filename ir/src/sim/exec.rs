@@ -95,13 +95,16 @@ pub(super) fn run(func: &Func, args: &mut [SimArg], launch: &super::Launch, opti
     }
     let mut budget = Budget { options, used: 0, probes: Vec::new() };
     let race = RefCell::new(RaceDetector::new(options.race_detection, layout.tiles.len(), args.len()));
+    // Kernels with TMA stores or wgmma read shared memory through the async proxy: the fence check needs the writes.
+    let tracks_generic_writes = super::tma::has_tma_store(func) || super::wgmma::has_wgmma(func);
     let [gx, gy, gz] = launch.grid;
     let mut blocks = 0;
     for z in 0..gz {
         for y in 0..gy {
             for x in 0..gx {
                 let mut shared = BlockShared::new(&layout, num_warps as usize * 32);
-                race.borrow_mut().start_block();
+                shared.track_generic_writes = tracks_generic_writes;
+                race.borrow_mut().start_block(num_warps as usize);
                 let mut mbarriers = MBarriers::default();
                 let mut ctx =
                     Ctx { func, args, shared: &mut shared, block: [x, y, z], grid: launch.grid, race: &race, mbarriers: &mut mbarriers };
@@ -641,10 +644,11 @@ impl Warp {
             }
             AnyOp::Cast(typed::Cast { source: src }) => {
                 let elem = rty.as_ref().map_or(ScalarType::F32, Type::element_type);
+                let from = ctx.func.body.ty(src).element_type();
                 for lane in lanes(mask) {
                     let v = match self.val(src, lane) {
-                        Val::Num(x) => Val::Num(round_to(elem, *x)),
-                        Val::Vector(xs) => Val::Vector(xs.iter().map(|&x| round_to(elem, x)).collect()),
+                        Val::Num(x) => Val::Num(crate::data::convert(from, elem, *x)),
+                        Val::Vector(xs) => Val::Vector(xs.iter().map(|&x| crate::data::convert(from, elem, x)).collect()),
                         _ => return Err(self.undefined(ctx, op, lane)),
                     };
                     self.set(op.results[0], lane, v);
@@ -702,6 +706,7 @@ impl Warp {
             | AnyOp::Reduce(_)
             | AnyOp::Broadcast(_)
             | AnyOp::Iota(_)
+            | AnyOp::Transpose(_)
             | AnyOp::TileBarrier(_) => {
                 return Err(SimError::Unsupported {
                     span: op.span,
@@ -710,13 +715,17 @@ impl Warp {
                 });
             }
             AnyOp::MBarrierInit(init) => self.mbarrier_init(ctx, op, &init, mask)?,
+            AnyOp::TmaAsyncLoad(load) => self.tma_load(ctx, op, &load, mask)?,
+            AnyOp::TmaAsyncStore(store) => self.tma_store(ctx, op, &store, mask)?,
+            AnyOp::TmaCommitGroup(_) => self.tma_group(ctx, None, mask),
+            AnyOp::TmaWaitGroup(wait) => self.tma_group(ctx, Some(wait.num_groups), mask),
+            AnyOp::FenceProxyAsync(_) => self.fence_proxy_async(ctx),
             // Warpgroup-collective (`.sync.aligned`): the warp must be converged ([`super::wgmma`]).
             AnyOp::WgmmaFence(_) => self.wgmma_fence(ctx, op)?,
             AnyOp::WgmmaCommitGroup(_) => self.wgmma_commit(ctx, op)?,
             AnyOp::WgmmaWaitGroup(w) => self.wgmma_wait(ctx, op, w.num_groups)?,
             AnyOp::WarpgroupGenerateDescriptor(d) => self.generate_descriptor(ctx, op, &d, mask)?,
             AnyOp::WarpgroupMma(mma) => self.warpgroup_mma(ctx, op, &mma)?,
-            AnyOp::FenceProxyAsync(_) => ctx.shared.proxy_fence(self.id),
             // Register allocation: nothing a program can observe but convergence.
             AnyOp::SetMaxNRegInc(_) | AnyOp::SetMaxNRegDec(_) => self.require_converged(ctx, op)?,
             AnyOp::MBarrierArrive(a) => self.mbarrier_arrive(ctx, op, (a.barriers, a.mbar_id), None, None, mask)?,
@@ -933,8 +942,12 @@ impl Warp {
             let index = self.indices(ctx, op, &store.indices, lane)?;
             let (run, bytes) = self.access(ctx, op, lane, mem, &index, count, access_align(&ty, count))?;
             if let MemRef::Shared(_) = mem {
+                // A TMA store not yet waited for still reads these bytes, or a wgmma in flight.
+                if let Some(address) = ctx.shared.bulk_read_in(bytes) {
+                    return Err(SimError::AsyncHazard { span: op.span, op: op.kind.name(), at: self.place(ctx), lane, address });
+                }
                 self.check_not_in_flight(ctx, op, bytes)?;
-                ctx.shared.generic_write(bytes, self.id);
+                ctx.shared.generic_write(self.id, bytes);
             }
             let values: Vec<f64> = match self.val(value, lane) {
                 Val::Num(x) => vec![*x],

@@ -20,6 +20,7 @@ use crate::types::Type;
 use super::error::SimError;
 use super::exec::{Ctx, Val, Warp};
 use super::memory::{MemRef, Run};
+use super::race::RaceSpace;
 
 /// `numTiles`, `transpose` and the elements per 32-bit register (2, or 4 for the 8-bit `ldmatrix`), and
 /// a check that `ty` is the per-lane fragment `vector<n x 2 x b16>` (`vector<n x 4 x b8>`).
@@ -67,8 +68,8 @@ fn element_of(lane: usize, j: usize, trans: bool, per: usize) -> (usize, usize) 
 }
 
 /// Where the row addressed by each of the lanes `0 .. 8n` is in the tile's data (`len` elements each),
-/// recorded for the race detector as read (`ldmatrix`) or written (`stmatrix`).
-#[allow(clippy::too_many_arguments)]
+/// recorded for the race detector as read when `record_read` (`ldmatrix`; `stmatrix` records its writes with
+/// the values written, [`stmatrix`]).
 fn row_offsets(
     w: &Warp,
     ctx: &Ctx<'_>,
@@ -77,7 +78,7 @@ fn row_offsets(
     indices: &[Value],
     n: usize,
     len: usize,
-    write: bool,
+    record_read: bool,
 ) -> Result<(usize, Vec<Run>), SimError> {
     let mut tile = None;
     let mut offsets = Vec::with_capacity(8 * n);
@@ -89,7 +90,9 @@ fn row_offsets(
         tile = Some(t);
         let index = w.indices(ctx, op, indices, lane)?;
         let (run, _) = w.access(ctx, op, lane, mem, &index, len, Some(16))?;
-        w.record_access(ctx, op, mem, run, len, write)?;
+        if record_read {
+            w.record_access(ctx, op, mem, run, len, false)?;
+        }
         offsets.push(run);
     }
     Ok((tile.unwrap_or(0), offsets))
@@ -102,7 +105,7 @@ pub(super) fn ldmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, ld: &typ
     };
     let (n, trans, per) = matrix_form(ctx, op, ctx.func.body.ty(result), ld.src, ld.num_tiles, ld.transpose)?;
     // Phase 1: lanes 0 .. 8n read their row (16 bytes).
-    let (tile, offsets) = row_offsets(w, ctx, op, ld.src, &ld.indices, n, 4 * per, false)?;
+    let (tile, offsets) = row_offsets(w, ctx, op, ld.src, &ld.indices, n, 4 * per, true)?;
     let data = &ctx.shared.tiles[tile].data.values;
     let rows: Vec<Vec<f64>> = offsets.iter().map(|&run| run.positions(4 * per).map(|i| data[i]).collect()).collect();
     // Phase 2: the rows are distributed over the warp.
@@ -127,7 +130,7 @@ pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, st: &typ
     for lane in 0..32u32 {
         fragments.push(w.vector(ctx, op, value, lane)?.to_vec());
     }
-    let (tile, offsets) = row_offsets(w, ctx, op, dst, &st.indices, n, 8, true)?;
+    let (tile, offsets) = row_offsets(w, ctx, op, dst, &st.indices, n, 8, false)?;
     // Gather each row of each matrix from the lanes holding its elements, then write it where its lane says.
     let mut rows = vec![[0.0f64; 8]; 8 * n];
     for (lane, fragment) in fragments.iter().enumerate() {
@@ -138,11 +141,18 @@ pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, st: &typ
             }
         }
     }
-    // A generic-proxy write (for wgmma's proxy-fence check): the whole tile, conservatively.
+    // A generic-proxy write (for the async-proxy fence check): the whole tile, conservatively.
     let t = &ctx.shared.tiles[tile];
     let end = t.base + (t.data.values.len() as u64 * u64::from(t.data.elem.bit_width())).div_ceil(8);
     w.check_not_in_flight(ctx, op, (t.base, end))?;
-    ctx.shared.generic_write((t.base, end), w.id);
+    ctx.shared.generic_write(w.id, (t.base, end));
+    // The writes, for the race detector: two warps storing the same value to an element (the copies of a
+    // register tile replicated over the warps) do not race, as for `nvgpu.store`.
+    let data = &ctx.shared.tiles[tile].data;
+    let len = data.values.len();
+    let writes: Vec<(usize, bool)> =
+        rows.iter().zip(&offsets).flat_map(|(row, &run)| run.positions(8).zip(row).map(|(i, &v)| (i, data.values.get(i) == Some(&v)))).collect();
+    ctx.race.borrow_mut().write(RaceSpace::Shared(tile), len, writes, w.id, op.span, op.kind.name(), w.place(ctx))?;
     let data = &mut ctx.shared.tiles[tile].data.values;
     for (row, &run) in rows.iter().zip(&offsets) {
         for (i, &v) in run.positions(8).zip(row) {

@@ -13,9 +13,12 @@
 //! while one waits, the wait can never end (on the GPU too: no thread that could arrive is left running),
 //! and the simulator reports it at the wait with the barrier's counts.
 //!
-//! Limits: arrivals and waits order memory between warps on the GPU, but the race detector ([`super::race`])
-//! only knows `bar.sync`: accesses that only an mbarrier orders are reported as races (conservative, never
-//! silent). Lanes of one warp waiting on different barriers go on together, when all their phases are done.
+//! A TMA load's bytes complete on a barrier (complete-tx, [`MBarrier::complete_tx`]): the tx-count drops
+//! by them, which completes the phase once no arrival is pending either.
+//!
+//! Memory ordering: arrivals release and waits acquire (the race detector's vector clocks, [`super::race`]),
+//! so accesses ordered only by an mbarrier are not reported. Lanes of one warp waiting on different barriers
+//! go on together, when all their phases are done.
 
 use std::collections::HashMap;
 
@@ -45,12 +48,31 @@ impl MBarrier {
 
     /// An arrive-on operation: one pending arrival less; the phase completes when none is pending and the
     /// tx-count is zero.
-    fn arrive(&mut self) {
+    fn arrive(&mut self) -> Option<u64> {
         self.pending -= 1;
+        self.try_complete()
+    }
+
+    /// The complete-tx operation of an asynchronous copy (TMA) that moved `bytes`: the tx-count drops by
+    /// them, which may complete the phase. Returns the phase completed, if any.
+    pub(super) fn complete_tx(&mut self, bytes: i64) -> Option<u64> {
+        self.tx -= bytes;
+        self.try_complete()
+    }
+
+    /// Completes the current phase if no arrival is pending and the tx-count is zero; returns its number.
+    fn try_complete(&mut self) -> Option<u64> {
         if self.pending <= 0 && self.tx == 0 {
             self.phase += 1;
             self.pending = self.expected;
+            return Some(self.phase - 1);
         }
+        None
+    }
+
+    /// The phase in progress.
+    pub(super) fn phase(&self) -> u64 {
+        self.phase
     }
 
     /// Whether the phase of parity `parity` (0 or 1) has completed: the current one has the other parity.
@@ -62,7 +84,7 @@ impl MBarrier {
 /// The barriers of one block, by (shared tile, element): created by `init`.
 #[derive(Clone, Debug, Default)]
 pub(super) struct MBarriers {
-    state: HashMap<(usize, usize), MBarrier>,
+    pub(super) state: HashMap<(usize, usize), MBarrier>,
 }
 
 /// Which barrier a warp waits on, for the report when it never completes.
@@ -79,7 +101,7 @@ fn error(warp: &Warp, ctx: &Ctx<'_>, op: &Operation, message: String) -> SimErro
 
 impl Warp {
     /// The barrier `%bars[%id]` names in `lane`: its shared tile and element, bounds-checked.
-    fn barrier(&self, ctx: &Ctx<'_>, op: &Operation, bars: Value, id: Value, lane: u32) -> Result<(usize, usize), SimError> {
+    pub(super) fn barrier(&self, ctx: &Ctx<'_>, op: &Operation, bars: Value, id: Value, lane: u32) -> Result<(usize, usize), SimError> {
         let MemRef::Shared(tile) = self.mem(ctx, op, bars, lane)? else {
             return Err(error(self, ctx, op, format!("lane {lane}: the barrier group is not in shared memory")));
         };
@@ -92,7 +114,7 @@ impl Warp {
     }
 
     /// The lanes of `mask` where the optional predicate is true.
-    fn predicated(&self, ctx: &Ctx<'_>, op: &Operation, predicate: Option<Value>, mask: u32) -> Result<Vec<u32>, SimError> {
+    pub(super) fn predicated(&self, ctx: &Ctx<'_>, op: &Operation, predicate: Option<Value>, mask: u32) -> Result<Vec<u32>, SimError> {
         let mut lanes = Vec::new();
         for lane in super::error::LaneMask(mask).lanes() {
             let on = match predicate {
@@ -142,7 +164,12 @@ impl Warp {
                 return Err(error(self, ctx, op, format!("lane {lane} arrives on barrier {} before 'nvgpu.mbarrier.init' initialized it", at.1)));
             };
             barrier.tx += tx;
-            barrier.arrive();
+            let completed = barrier.arrive();
+            let mut race = ctx.race.borrow_mut();
+            race.arrive(self.id, at);
+            if let Some(phase) = completed {
+                race.phase_completed(at, phase);
+            }
         }
         Ok(())
     }
@@ -152,6 +179,7 @@ impl Warp {
     pub(super) fn mbarrier_wait(&self, ctx: &Ctx<'_>, id: crate::body::OpId, mask: u32) -> Result<Option<Waiting>, SimError> {
         let op = ctx.func.body.op(id);
         let v = op.view::<typed::MBarrierTryWaitParity>().ok_or_else(|| error(self, ctx, op, "malformed".into()))?;
+        let mut seen_phases = Vec::new();
         for lane in super::error::LaneMask(mask).lanes() {
             let at = self.barrier(ctx, op, v.barriers, v.mbar_id, lane)?;
             let parity = u64::from(self.num(ctx, op, v.phase_parity, lane)? != 0.0);
@@ -160,6 +188,17 @@ impl Warp {
             };
             if !barrier.phase_done(parity) {
                 return Ok(Some(Waiting { op: id, barrier: at, parity }));
+            }
+            // The phase seen complete: the latest one of this parity (none before phase 0).
+            let phase = barrier.phase;
+            let seen = if (phase + 1) % 2 == parity { phase.checked_sub(1) } else { phase.checked_sub(2) };
+            seen_phases.push((at, seen));
+        }
+        // Every lane goes on: the warp acquires what the phases it saw released (race detector).
+        let mut race = ctx.race.borrow_mut();
+        for (at, seen) in seen_phases {
+            if let Some(phase) = seen {
+                race.acquire(self.id, at, phase);
             }
         }
         Ok(None)
@@ -190,9 +229,9 @@ mod tests {
     fn phases_complete_on_the_last_arrival_and_zero_tx() {
         let mut b = MBarrier::init(2);
         assert!(!b.phase_done(0));
-        b.arrive();
+        assert_eq!(b.arrive(), None);
         assert!(!b.phase_done(0));
-        b.arrive();
+        assert_eq!(b.arrive(), Some(0));
         // Phase 0 completed: waiting on parity 0 returns, parity 1 (the current phase) does not.
         assert!(b.phase_done(0) && !b.phase_done(1));
         assert_eq!((b.phase, b.pending), (1, 2));
@@ -202,5 +241,14 @@ mod tests {
         b.arrive();
         assert!(!b.phase_done(1));
         assert_eq!(b.pending, 0);
+        // The copy's bytes complete the phase.
+        assert_eq!(b.complete_tx(64), None);
+        assert_eq!(b.complete_tx(64), Some(1));
+        assert!(b.phase_done(1) && b.pending == 2 && b.tx == 0);
+        // Bytes may complete before the arrival that expects them (the tx-count goes below zero meanwhile).
+        assert_eq!(b.complete_tx(32), None);
+        b.tx += 32;
+        b.arrive();
+        assert_eq!(b.arrive(), Some(2));
     }
 }

@@ -138,6 +138,13 @@ pub(super) struct ThreadCopies {
     pub groups: VecDeque<Vec<PendingCopy>>,
 }
 
+/// A byte range `[start, end)` of shared memory.
+type ByteRange = (u64, u64);
+
+/// One thread's TMA stores whose shared source is still being read: those not yet committed, and the
+/// committed bulk async-groups, oldest first.
+type BulkGroups = (Vec<ByteRange>, VecDeque<Vec<ByteRange>>);
+
 /// Shared memory of one block plus the asynchronous copies in flight.
 #[derive(Clone, Debug)]
 pub(super) struct BlockShared {
@@ -145,9 +152,15 @@ pub(super) struct BlockShared {
     /// For each byte of shared memory, how many pending copies write it.
     pending: Vec<u16>,
     pub copies: Vec<ThreadCopies>,
-    /// For each byte, 1 + the warp whose generic-proxy write to it no `nvgpu.fence.proxy.async` of that warp
-    /// has followed yet (0: none), for the async-proxy reads of wgmma.
-    unfenced: Vec<u8>,
+    /// For each byte, how many TMA stores not yet waited for still read it.
+    bulk_reading: Vec<u16>,
+    /// Per thread: the byte ranges its TMA stores read, not yet committed, and the committed bulk groups.
+    bulk: Vec<BulkGroups>,
+    /// Whether generic-proxy shared writes are tracked for the async-proxy fence (kernels with TMA stores).
+    pub track_generic_writes: bool,
+    /// Per warp, the shared byte ranges it wrote through the generic proxy since its last
+    /// `fence.proxy.async`.
+    unfenced: Vec<Vec<(u64, u64)>>,
     /// Per tile, from a physical element offset to the element's position in the (row-major) data: built
     /// when wgmma first reads the tile by address.
     inverse: Vec<Option<Vec<usize>>>,
@@ -165,7 +178,10 @@ impl BlockShared {
             tiles: layout.tiles.clone(),
             pending: vec![0; layout.bytes as usize],
             copies: vec![ThreadCopies::default(); threads],
-            unfenced: vec![0; layout.bytes as usize],
+            bulk_reading: vec![0; layout.bytes as usize],
+            bulk: vec![Default::default(); threads],
+            track_generic_writes: false,
+            unfenced: vec![Vec::new(); threads.div_ceil(32)],
             inverse: vec![None; layout.tiles.len()],
             wgmma_issues: std::collections::HashMap::new(),
             async_reads: vec![0; layout.bytes as usize],
@@ -186,31 +202,60 @@ impl BlockShared {
         (start..end).find(|&b| self.async_reads.get(b as usize).is_some_and(|&n| n > 0))
     }
 
-    /// Warp `warp` wrote `[start, end)` through the generic proxy.
-    pub fn generic_write(&mut self, (start, end): (u64, u64), warp: u32) {
-        let mark = u8::try_from(warp + 1).unwrap_or(u8::MAX);
-        for b in start..end {
-            if let Some(slot) = self.unfenced.get_mut(b as usize) {
-                *slot = mark;
+    /// The first byte in `[start, end)` that a TMA store not yet waited for reads, if any.
+    pub fn bulk_read_in(&self, (start, end): (u64, u64)) -> Option<u64> {
+        (start..end).find(|&b| self.bulk_reading.get(b as usize).is_some_and(|&n| n > 0))
+    }
+
+    /// A TMA store of `thread` reads `bytes` until a wait covers it.
+    pub fn bulk_issue(&mut self, thread: usize, bytes: (u64, u64)) {
+        for b in bytes.0..bytes.1 {
+            if let Some(n) = self.bulk_reading.get_mut(b as usize) {
+                *n = n.saturating_add(1);
+            }
+        }
+        self.bulk[thread].0.push(bytes);
+    }
+
+    /// `cp.async.bulk.commit_group`.
+    pub fn bulk_commit(&mut self, thread: usize) {
+        let open = std::mem::take(&mut self.bulk[thread].0);
+        self.bulk[thread].1.push_back(open);
+    }
+
+    /// `cp.async.bulk.wait_group keep`: the oldest groups until at most `keep` are pending are done.
+    pub fn bulk_wait(&mut self, thread: usize, keep: usize) {
+        while self.bulk[thread].1.len() > keep {
+            for (start, end) in self.bulk[thread].1.pop_front().unwrap_or_default() {
+                for b in start..end {
+                    if let Some(n) = self.bulk_reading.get_mut(b as usize) {
+                        *n = n.saturating_sub(1);
+                    }
+                }
             }
         }
     }
 
-    /// `fence.proxy.async` by warp `warp`: its earlier generic writes are visible to the async proxy.
-    pub fn proxy_fence(&mut self, warp: u32) {
-        let mark = u8::try_from(warp + 1).unwrap_or(u8::MAX);
-        for slot in &mut self.unfenced {
-            if *slot == mark {
-                *slot = 0;
+    /// A generic-proxy write of `bytes` by `warp` (recorded only when [`BlockShared::track_generic_writes`]).
+    pub fn generic_write(&mut self, warp: u32, bytes: (u64, u64)) {
+        if self.track_generic_writes {
+            if let Some(list) = self.unfenced.get_mut(warp as usize) {
+                list.push(bytes);
             }
         }
     }
 
-    /// The first byte in `[start, end)` with an unfenced generic write, and the warp that wrote it.
-    pub fn unfenced_in(&self, (start, end): (u64, u64)) -> Option<(u64, u32)> {
-        (start..end).find_map(|b| match self.unfenced.get(b as usize) {
-            Some(&w) if w > 0 => Some((b, u32::from(w) - 1)),
-            _ => None,
+    /// `fence.proxy.async` by `warp`.
+    pub fn fence_proxy(&mut self, warp: u32) {
+        if let Some(list) = self.unfenced.get_mut(warp as usize) {
+            list.clear();
+        }
+    }
+
+    /// A warp with an unfenced generic write into `[start, end)`, and the first such byte.
+    pub fn unfenced_in(&self, (start, end): (u64, u64)) -> Option<(u32, u64)> {
+        self.unfenced.iter().enumerate().find_map(|(w, list)| {
+            list.iter().find(|&&(s, e)| s < end && start < e).map(|&(s, _)| (w as u32, s.max(start)))
         })
     }
 
@@ -279,11 +324,13 @@ impl BlockShared {
         for thread in 0..self.copies.len() {
             self.commit(thread);
             let _ = self.wait(thread, 0);
+            self.bulk_commit(thread);
+            self.bulk_wait(thread, 0);
         }
     }
 
     fn land(&mut self, thread: usize, copy: PendingCopy) {
-        self.generic_write(copy.bytes, (thread / 32) as u32);
+        self.generic_write((thread / 32) as u32, copy.bytes);
         for b in copy.bytes.0..copy.bytes.1 {
             if let Some(n) = self.pending.get_mut(b as usize) {
                 *n = n.saturating_sub(1);

@@ -27,6 +27,9 @@
 //! - mbarriers (`nvgpu.mbarrier.*`, [`mbarrier`]): phases, arrival counts and tx-counts; a warp whose
 //!   `try_wait.parity` is not satisfied waits while the block's other warps run, and a wait that can never
 //!   end (no warp makes progress) is an error at the wait.
+//! - TMA (`nvgpu.tma.*`, [`tma`]): box copies through a tensor map with the swizzle mode's byte
+//!   permutation and zero fill, completing on an mbarrier's tx-count; stores with their bulk groups; the
+//!   race detector orders the async proxy's writes only through the mbarrier phase they complete.
 //!
 //! - warpgroup MMA (`nvgpu.warpgroup.mma`, [`wgmma`]): operands read from shared memory through matrix
 //!   descriptors (their swizzle modes), the accumulator in the ISA's layout, pending until a
@@ -69,6 +72,7 @@ mod mbarrier;
 mod memory;
 mod mma;
 mod race;
+mod tma;
 mod wgmma;
 
 use std::fmt::Write as _;

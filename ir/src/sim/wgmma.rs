@@ -205,7 +205,7 @@ impl Warp {
         if let Some(a) = ctx.shared.pending_in((address, address + bytes)) {
             return Err(SimError::AsyncHazard { span: op.span, op: op.kind.name(), at: self.place(ctx), lane: 0, address: a });
         }
-        if let Some((a, warp)) = ctx.shared.unfenced_in((address, address + bytes)) {
+        if let Some((warp, a)) = ctx.shared.unfenced_in((address, address + bytes)) {
             return Err(error(self, ctx, op, format!(
                 "reads shared address {a:#x}, which warp {warp} wrote (generic proxy) with no 'nvgpu.fence.proxy.async' after the write"
             )));
@@ -379,6 +379,14 @@ impl Warp {
         }
         Ok(())
     }
+}
+
+/// Whether the kernel has a `nvgpu.warpgroup.mma` (the simulator then tracks generic-proxy shared writes for
+/// the fence check).
+pub(super) fn has_wgmma(func: &crate::body::Func) -> bool {
+    let mut found = false;
+    func.body.walk(func.entry, &mut |id| found |= func.body.op(id).kind == OpKind::WarpgroupMma);
+    found
 }
 
 #[cfg(test)]

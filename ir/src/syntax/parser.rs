@@ -75,10 +75,26 @@ struct Parser<'a> {
 /// Inside the function's body a parameter stands for its value wherever an extent of a shape
 /// (`tile<BMxBKxf16, shared>`) or an attribute value (`tile.constant BK : index`) is expected: the
 /// parser specializes the kernel, as Triton does with `tl.constexpr` arguments, so everything after parsing
-/// sees plain numbers. `tilec tune` searches over them. (Upper case only: element types and keywords are
+/// sees plain numbers. The function's argument types and its other attributes may use them as well
+/// (`%Q: tile<?x?xDxf16, global>`, `warp_tile = [WM, BN]`). `tilec tune` searches over them, and
+/// `--param D=128` sets one. (Upper case only: element types and keywords are
 /// lower case, and a shape's dims are separated by a lower-case 'x'.)
 pub fn kernel_params(attrs: &AttrMap) -> HashMap<String, i64> {
     attrs.iter().filter(|(k, _)| is_param_name(k)).filter_map(|(k, v)| Some((k.clone(), v.as_int()?))).collect()
+}
+
+/// `value` with every bare word that names a kernel parameter (`Keyword("BN")`) replaced by its value, in
+/// arrays too.
+fn substitute_params(value: &mut Attribute, params: &HashMap<String, i64>) {
+    match value {
+        Attribute::Keyword(word) => {
+            if let Some(&n) = params.get(word.as_str()) {
+                *value = Attribute::Int(n);
+            }
+        }
+        Attribute::Array(items) => items.iter_mut().for_each(|item| substitute_params(item, params)),
+        _ => {}
+    }
 }
 
 /// `BM`, `BLOCK_K`, `W2`: an upper-case letter, then upper-case letters, digits and underscores.
@@ -286,21 +302,55 @@ impl<'a> Parser<'a> {
         let (attrs, attr_spans) = match header {
             Ok(attrs) => attrs,
             Err(r) => {
+                self.params.clear();
                 self.skip_func_body();
                 return Err(r);
             }
         };
         let span = start.to(self.prev_span());
-        self.params = kernel_params(&attrs);
         let region = self.region(&mut body, entry);
         self.params.clear();
         region?;
         Ok(Func { name, attrs, attr_spans, body, entry, span })
     }
 
-    /// `(%a: T, ...) [attributes {...}]`
+    /// `(%a: T, ...) [attributes {...}]`. The attributes are read first, so that the argument types may use
+    /// the kernel parameters (`tile<?x?xDxf16, global>` with `D = 64`) like the body does; the parameters
+    /// stay set for the body.
     fn func_header(&mut self, body: &mut Body, entry: BlockId) -> PResult<(AttrMap, BTreeMap<String, Span>)> {
+        self.params.clear();
+        let open = self.pos;
         self.expect(TokenKind::LParen)?;
+        // Past the argument list: the attributes, if any.
+        let mut depth = 1usize;
+        while depth > 0 && self.peek() != &TokenKind::Eof {
+            match self.bump().kind {
+                TokenKind::LParen => depth += 1,
+                TokenKind::RParen => depth -= 1,
+                TokenKind::LBrace => break,
+                _ => {}
+            }
+        }
+        let mut attrs = if depth == 0 && self.eat_keyword("attributes") { self.attr_dict()? } else { (AttrMap::new(), BTreeMap::new()) };
+        let end = self.pos;
+        self.params = kernel_params(&attrs.0);
+        // A parameter in another kernel attribute's value (`warp_tile = [WM, BN]`) stands for its value too.
+        for (name, value) in attrs.0.iter_mut() {
+            if !is_param_name(name) {
+                substitute_params(value, &self.params);
+            }
+        }
+        self.pos = open + 1;
+        let args = self.func_args(body, entry);
+        if args.is_ok() || depth == 0 {
+            // Past the header (the attributes were read already); a broken argument list is skipped.
+            self.pos = end;
+        }
+        args.map(|()| attrs)
+    }
+
+    /// The argument list after its `(`, through its `)`.
+    fn func_args(&mut self, body: &mut Body, entry: BlockId) -> PResult<()> {
         if !self.eat(&TokenKind::RParen) {
             loop {
                 let (name, span) = self.value_name()?;
@@ -315,11 +365,7 @@ impl<'a> Parser<'a> {
                 break;
             }
         }
-        if self.eat_keyword("attributes") {
-            self.attr_dict()
-        } else {
-            Ok((AttrMap::new(), BTreeMap::new()))
-        }
+        Ok(())
     }
 
     /// After a broken function header: skip its `{ ... }` body, if one follows.

@@ -12,6 +12,8 @@
 //! `nvgpu.warpgroup.generate.descriptor` in the same kernel (no arithmetic on descriptors): their tiles give
 //! the element types, and their tiles are `tile.alloc_shared` allocations, which the placement aligns to 1024
 //! bytes so that the swizzle the hardware applies to addresses is the one the tile's layout applies to offsets.
+//! TMA (`nvgpu.tma.async.load/store`): the tensor map follows from the global tile argument and the shared
+//! tile (`crate::tma`, whose limits the verifier reports at the op); a load completes on a barrier of a group.
 
 use crate::body::{Operation, Value};
 use crate::ops::typed::{self, AnyOp};
@@ -54,7 +56,19 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: &AnyOp) -> boo
         }
         AnyOp::WarpgroupGenerateDescriptor(d) => descriptor(v, op, d),
         AnyOp::WarpgroupMma(mma) => warpgroup_mma(v, op, mma),
-        AnyOp::FenceProxyAsync(_) => {}
+        AnyOp::TmaAsyncLoad(load) => {
+            tensor_map(v, op, load.tensor, load.dst, &load.coords);
+            group(v, op, load.barriers, load.mbar_id);
+            predicate(v, op, load.predicate);
+        }
+        AnyOp::TmaAsyncStore(store) => {
+            tensor_map(v, op, store.tensor, store.src, &store.coords);
+            predicate(v, op, store.predicate);
+        }
+        AnyOp::TmaWaitGroup(wait) if wait.num_groups > 7 => {
+            v.error(op.span, format!("'nvgpu.tma.wait_group' numGroups must be an integer in 0..=7, found {}", wait.num_groups));
+        }
+        AnyOp::TmaCommitGroup(_) | AnyOp::TmaWaitGroup(_) | AnyOp::FenceProxyAsync(_) => {}
         _ => return false,
     }
     true
@@ -198,6 +212,22 @@ fn warpgroup_mma(v: &mut Verifier<'_>, op: &Operation, mma: &typed::WarpgroupMma
     }
     if v.result_type(op).is_some_and(|t| t != &want) {
         v.error(op.span, format!("{name}: the result has C's type '{want}'"));
+    }
+}
+
+/// A TMA op's tensor map ([`crate::tma::tensor_map_of`]: a global tile argument, a shared tile whose shape
+/// is the box and whose layout names the swizzle mode) and one `index` coordinate per axis.
+fn tensor_map(v: &mut Verifier<'_>, op: &Operation, tensor: Value, shared: Value, coords: &[Value]) {
+    match crate::tma::tensor_map_of(v.func, tensor, shared) {
+        Ok(map) => {
+            if coords.len() != map.rank {
+                v.error(op.span, format!("'{}' needs {} coordinates (one per axis of the tensor), found {}", op.kind, map.rank, coords.len()));
+            }
+        }
+        Err(message) => v.error(op.span, format!("'{}': {message}", op.kind)),
+    }
+    for &c in coords {
+        scalar(v, op, c, ScalarType::Index, "a coordinate");
     }
 }
 

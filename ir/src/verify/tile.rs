@@ -3,6 +3,7 @@
 use crate::body::{OpId, Operation, Value};
 use crate::ops::typed::{self, AnyOp};
 use crate::ops::{Literal, OpKind};
+use crate::layout::Layout;
 use crate::types::{Dim, MemorySpace, ScalarType, Type};
 use crate::verify::{mma_types_supported, Verifier};
 
@@ -45,6 +46,7 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp, parent:
         AnyOp::Reduce(r) => reduce(v, op, &r),
         AnyOp::Broadcast(b) => broadcast(v, op, b.source),
         AnyOp::Iota(i) => iota(v, op, i.axis),
+        AnyOp::Transpose(t) => transpose(v, op, t.source),
         _ => {}
     }
 }
@@ -315,7 +317,7 @@ fn copy_g2s(v: &mut Verifier<'_>, op: &Operation, copy: &typed::CopyG2S) {
     let dst = v.tile_in(op, copy.dst, "its destination", MemorySpace::Shared);
     let (Some(src), Some(dst)) = (src, dst) else { return };
     v.indices(op, &copy.src_indices, src.rank(), false);
-    global_window_rank(v, op, src.elem, src.rank(), dst.elem, dst.rank(), "destination");
+    global_window_rank(v, op, src.elem, src.rank(), dst.elem, &dst.shape, "destination");
 }
 
 fn copy_s2r(v: &mut Verifier<'_>, op: &Operation, copy: &typed::CopyS2R) {
@@ -340,7 +342,7 @@ fn copy_from_reg(v: &mut Verifier<'_>, op: &Operation, value: Value, dst: Value,
     let (Some(value), Some(dst)) = (value, dst) else { return };
     v.indices(op, dst_indices, dst.rank(), space == MemorySpace::Shared);
     if space == MemorySpace::Global && value.elem == dst.elem {
-        global_window_rank(v, op, dst.elem, dst.rank(), value.elem, value.rank(), "stored value");
+        global_window_rank(v, op, dst.elem, dst.rank(), value.elem, &value.shape, "stored value");
     } else {
         same_elem_and_rank(v, op, value.elem, value.rank(), dst.elem, dst.rank());
     }
@@ -357,15 +359,21 @@ fn same_elem_and_rank(v: &mut Verifier<'_>, op: &Operation, a: ScalarType, ra: u
     }
 }
 
-/// A copy between a global tile of rank `rg` and a shared or register window of rank `rw`: the same element
-/// type, and `rg >= rw`. A *rank-reducing* copy (`rg > rw`, e.g. `%A[%b, %m0, %k0]` of a rank-3 `%A` into a
-/// 2-D shared tile) moves the window at the last `rw` indices of the slice the leading `rg - rw` indices pick:
-/// the window has extent 1 along the leading axes.
-fn global_window_rank(v: &mut Verifier<'_>, op: &Operation, g: ScalarType, rg: usize, w: ScalarType, rw: usize, what: &str) {
+/// A copy between a global tile of rank `rg` and a shared or register window of shape `window` (rank `rw`):
+/// the same element type, and `rg >= rw`, or a vector. A *rank-reducing* copy (`rg > rw`, e.g.
+/// `%A[%b, %m0, %k0]` of a rank-3 `%A` into a 2-D shared tile) moves the window at the last `rw` indices of the
+/// slice the leading `rg - rw` indices pick: the window has extent 1 along the leading axes. A *vector* copy
+/// (`rg = 1`, `rw = 2`: a 1-D bias `%bias[%n0]` into a `1xN` tile, or a per-row vector into an `Mx1` one) views
+/// the 1-D global tile as the window's row or column: the window's first axis of extent 1 is the one the global
+/// tile lacks.
+fn global_window_rank(v: &mut Verifier<'_>, op: &Operation, g: ScalarType, rg: usize, w: ScalarType, window: &[Dim], what: &str) {
+    let rw = window.len();
+    let vector = rg == 1 && rw == 2 && window.contains(&Dim::Static(1));
     if g != w {
         same_elem_and_rank(v, op, g, rg, w, rw);
-    } else if rw == 0 || rg < rw {
-        v.error(op.span, format!("'{}' copies between a rank-{rg} global tile and a rank-{rw} {what}; the global tile's rank must be at least the {what}'s (its leading indices pick a slice)", op.kind));
+    } else if rw == 0 || (rg < rw && !vector) {
+        let hint = if rg == 1 { format!("; a 1-D global tile copies to or from a 1xN or Mx1 {what}") } else { String::new() };
+        v.error(op.span, format!("'{}' copies between a rank-{rg} global tile and a rank-{rw} {what}; the global tile's rank must be at least the {what}'s (its leading indices pick a slice){hint}", op.kind));
     }
 }
 
@@ -467,6 +475,26 @@ fn broadcast(v: &mut Verifier<'_>, op: &Operation, source: Value) {
     let ok = shape.len() == out.len() && shape.iter().zip(&out).all(|(&a, &b)| a == b || a == 1);
     if !ok {
         v.error(op.span, format!("'tile.broadcast' repeats axes of extent 1: a {} tile cannot become {}", show_dims(&shape), show_dims(&out)));
+    }
+}
+
+/// `tile.transpose`: a rank-2 register tile to one of the exchanged shape and the same elements; where both
+/// carry linear layouts (after layout assignment), the result's is the source's with `row` and `col` exchanged.
+fn transpose(v: &mut Verifier<'_>, op: &Operation, source: Value) {
+    let Some(result) = v.result_type(op) else { return };
+    let Some((src, shape)) = static_reg_tile(v, op, v.ty(source), "its source") else { return };
+    let Some((dst, out)) = static_reg_tile(v, op, result, "its result") else { return };
+    if dst.elem != src.elem {
+        v.error(op.span, format!("'tile.transpose' result elements '{}' differ from the source's '{}'", dst.elem, src.elem));
+    }
+    if shape.len() != 2 || out.len() != 2 || shape[0] != out[1] || shape[1] != out[0] {
+        v.error(op.span, format!("'tile.transpose' exchanges the two axes of a rank-2 tile: a {} tile cannot become {}", show_dims(&shape), show_dims(&out)));
+        return;
+    }
+    if let (Some(Layout::Linear(a)), Some(Layout::Linear(b))) = (&src.layout, &dst.layout) {
+        if a.exchange_outs("row", "col").ok().as_ref() != Some(b) {
+            v.error(op.span, "the result layout of 'tile.transpose' must be the source's with 'row' and 'col' exchanged (the registers are only renamed)");
+        }
     }
 }
 

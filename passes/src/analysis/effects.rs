@@ -2,7 +2,7 @@
 //!
 //! An op is *pure* when its results depend only on its operands and attributes and running it changes
 //! nothing else: scalar arithmetic, comparisons, casts, block/thread ids, `tile.dim`, `tile.splat`,
-//! `tile.fill`, `nvgpu.extract`/`insert`, `tile.convert_layout` (a value's redistribution: layout
+//! `tile.fill`, `nvgpu.extract`/`insert`, `tile.transpose`, `tile.convert_layout` (a value's redistribution: layout
 //! assignment expands the ones that go through shared memory into copies, which are not pure). Everything that touches memory (copies, loads, stores,
 //! `ldmatrix`, async copies), synchronizes (barriers, async groups), or allocates (`tile.alloc_shared`:
 //! two allocations are two buffers) is not. `tile.mma` and `nvgpu.mma.sync` compute a value only, but are
@@ -32,7 +32,7 @@ pub fn purity(kind: OpKind) -> Purity {
     use OpKind::*;
     match kind {
         Constant | BlockId | GridDim | Dim | Add | Sub | Mul | Min | Max | Cmp | Select | Cast | Splat | Fill | ThreadId
-        | LaneId | WarpId | Extract | Insert | Neg | Exp | Exp2 | Log | Sqrt | Rsqrt | ConvertLayout => Purity::Pure,
+        | LaneId | WarpId | Extract | Insert | Neg | Exp | Exp2 | Log | Sqrt | Rsqrt | ConvertLayout | Transpose => Purity::Pure,
         Div | Rem => Purity::PureMayTrap,
         _ => Purity::Effectful,
     }

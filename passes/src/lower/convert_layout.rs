@@ -4,6 +4,9 @@
 //! [`permuted_register`]`(perm, r)`; the destination's fragments are regrouped from the source's with
 //! `nvgpu.extract`/`nvgpu.insert` (register moves, which the backends' register allocators mostly fold
 //! away), or taken as they are where a fragment is unchanged.
+//!
+//! `tile.transpose` is a renaming too: layout assignment gives its result the source's layout with `row` and
+//! `col` exchanged, so the result's fragments are the source's, unchanged.
 
 use tilec_ir::{typed, Diagnostic, OpId};
 
@@ -44,6 +47,23 @@ impl<'f> Lowering<'f> {
             out.push(acc);
         }
         self.frags.insert(result, out);
+        Ok(())
+    }
+
+    pub(super) fn lower_transpose(&mut self, id: OpId) -> Result<(), Diagnostic> {
+        let op = self.func.body.op(id);
+        let span = op.span;
+        let (Some(typed::Transpose { source }), Some(result)) = (op.view(), op.result()) else {
+            return Err(Diagnostic::error(span, "malformed 'tile.transpose'"));
+        };
+        let src = self.fragments_of(source)?;
+        let dst = self.fragments_of(result)?;
+        let renamed = src.layout.exchange_outs("row", "col").ok();
+        if renamed.as_ref() != Some(&dst.layout) || src.values != dst.values {
+            return Err(Diagnostic::error(span, "internal: the result layout of this 'tile.transpose' is not its source's with row and col exchanged; layout assignment should have made it so"));
+        }
+        let vals = self.frags(source)?;
+        self.frags.insert(result, vals);
         Ok(())
     }
 }

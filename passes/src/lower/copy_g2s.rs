@@ -13,8 +13,9 @@
 //! # Chunks and accesses
 //! A chunk is the widest of 16, 8 and 4 bytes that divides the lines and shares the tile evenly among the
 //! threads (a thread without a chunk of its own would have to copy another's again: two writes of the same
-//! bytes, which the simulator reports as a race). A thin tile (`1xN`, `Mx1`) with fewer chunks than threads is
-//! copied by the first threads only, each one chunk, synchronously (loads and a store masked by `tid < chunks`). How it is read depends on the function attribute
+//! bytes, which the simulator reports as a race). A tile with fewer chunks than threads (a `1xN` bias vector,
+//! a `4x4` tile) is copied by the first threads only, each one chunk, synchronously (loads and a store masked
+//! by `tid < chunks`). How it is read depends on the function attribute
 //! [`GLOBAL_ALIGNMENT_ATTR`] (bytes, default 16), what the kernel may assume of the alignment of the rows
 //! of a global tile: one number for all, or an array with one per argument (`[2, 16, 16]`: only `%A` is
 //! narrowed).
@@ -79,7 +80,7 @@ struct ChunkPlan {
     /// Accesses are cp.async (4, 8 or 16 bytes), else masked loads of one element gathered into one vector
     /// and stored with one `st.shared` per chunk.
     asynchronous: bool,
-    /// Fewer chunks than threads (a `1xN` vector): threads `0..total` copy one chunk each, synchronously (masked
+    /// Fewer chunks than threads (a `1xN` vector, a small tile): threads `0..total` copy one chunk each, synchronously (masked
     /// loads and a masked store); the others nothing.
     small: bool,
 }
@@ -102,6 +103,9 @@ pub(super) struct CopyTiles {
     /// The global tile is; when it differs from `col_major`, the copy transposes
     /// ([`super::copy_g2s_transpose`]).
     pub global_col_major: bool,
+    /// A vector copy: the global tile is 1-D and the shared tile `1xN` (`Some(0)`: the global tile lacks the row
+    /// axis) or `Mx1` (`Some(1)`). `indices` then holds a constant 0 for that axis, and its extent counts as 1.
+    pub vector_axis: Option<usize>,
 }
 
 impl CopyTiles {
@@ -120,16 +124,28 @@ impl CopyTiles {
         if self.col_major { (at, line) } else { (line, at) }
     }
 
-    /// The global tile's axis that the slice's `axis` (0 rows, 1 columns) is: past the leading axes.
-    pub fn global_axis(&self, axis: usize) -> usize {
-        self.lead.len() + axis
+    /// The global tile's axis that the slice's `axis` (0 rows, 1 columns) is: past the leading axes; `None`
+    /// for the axis a vector copy's 1-D global tile lacks.
+    pub fn global_axis(&self, axis: usize) -> Option<usize> {
+        match self.vector_axis {
+            Some(v) if v == axis => None,
+            Some(_) => Some(0),
+            None => Some(self.lead.len() + axis),
+        }
     }
 
-    /// Indices into the global tile of the slice's element `(row, col)`: the leading indices, then them.
+    /// Indices into the global tile of the slice's element `(row, col)`: the leading indices, then them (only
+    /// the one along the vector of a vector copy).
     pub fn global_indices(&self, row: Value, col: Value) -> Vec<Value> {
-        let mut indices = self.lead.clone();
-        indices.extend([row, col]);
-        indices
+        match self.vector_axis {
+            Some(0) => vec![col],
+            Some(_) => vec![row],
+            None => {
+                let mut indices = self.lead.clone();
+                indices.extend([row, col]);
+                indices
+            }
+        }
     }
 }
 
@@ -153,7 +169,7 @@ impl<'f> Lowering<'f> {
         }
     }
 
-    fn copy_tiles(&self, id: OpId) -> Result<CopyTiles, Diagnostic> {
+    fn copy_tiles(&mut self, id: OpId) -> Result<CopyTiles, Diagnostic> {
         let op = self.func.body.op(id);
         let span = op.span;
         let Some(typed::CopyG2S { src, src_indices, dst }) = op.view() else {
@@ -165,8 +181,17 @@ impl<'f> Lowering<'f> {
         let Some(&[rows, cols]) = st.static_shape().as_deref() else {
             return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a static rank-2 shared tile"));
         };
+        // A 1-D global tile into a 1xN or Mx1 shared tile: the vector is the tile's row or column.
+        let vector_axis = (gt.rank() == 1 && src_indices.len() == 1).then(|| [rows, cols].iter().position(|&n| n == 1)).flatten();
+        if let Some(unit) = vector_axis {
+            let (global, st_col_major) = (gt.clone(), is_col_major(st));
+            let zero = self.index(0);
+            let indices = if unit == 0 { vec![zero, src_indices[0]] } else { vec![src_indices[0], zero] };
+            let col_major = st_col_major;
+            return Ok(CopyTiles { src, lead: vec![], indices, dst, global, rows, cols, col_major, global_col_major: col_major, vector_axis });
+        }
         if gt.rank() < 2 || src_indices.len() != gt.rank() {
-            return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering handles global tiles of rank 2 or more (a 2-D window)"));
+            return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering handles global tiles of rank 2 or more (a 2-D window), or a 1-D one into a 1xN or Mx1 tile"));
         }
         if gt.rank() > 2 && gt.layout.as_ref().is_some_and(|l| !matches!(l, tilec_ir::layout::Layout::RowMajor)) {
             return Err(Diagnostic::error(span, format!("'tile.copy_g2s' lowering needs a row-major rank-{} global tile", gt.rank())));
@@ -178,7 +203,18 @@ impl<'f> Lowering<'f> {
         if !shared_ok(&st.layout) {
             return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a row- or column-major (possibly swizzled) shared tile"));
         }
-        Ok(CopyTiles { src, lead, indices: src_indices, dst, global: gt.clone(), rows, cols, col_major: is_col_major(st), global_col_major: is_col_major(gt) })
+        Ok(CopyTiles {
+            src,
+            lead,
+            indices: src_indices,
+            dst,
+            global: gt.clone(),
+            rows,
+            cols,
+            col_major: is_col_major(st),
+            global_col_major: is_col_major(gt),
+            vector_axis: None,
+        })
     }
 
     /// The widest chunk (16, 8 or 4 bytes, else narrower) that divides the lines and shares the tile evenly
@@ -198,10 +234,12 @@ impl<'f> Lowering<'f> {
         let widths: Vec<u64> = [128u64, 64, 32, 16, 8].into_iter().filter(|&w| w >= narrowest && w >= bits && line_bits.is_multiple_of(w)).collect();
         let line_word = if tiles.col_major { "columns" } else { "rows" };
         let even = widths.iter().copied().find(|&w| (lines * line_bits / w).is_multiple_of(threads));
-        // A thin tile (1xN or Mx1: a bias vector) smaller than one chunk per thread: the first `total` threads
-        // copy it. (Other small tiles stay an error: they would rather use fewer warps.)
-        let thin = tiles.rows == 1 || tiles.cols == 1;
-        let small = (even.is_none() && thin).then(|| widths.iter().copied().find(|&w| lines * line_bits / w < threads)).flatten();
+        // A tile smaller than one chunk per thread (a 1xN bias vector, a 4x4 tile): the first `total` threads
+        // copy it, one chunk each, synchronously (so chunks narrower than 4 bytes are fine: a 16x1 f16 column).
+        let small = even
+            .is_none()
+            .then(|| [128u64, 64, 32, 16, 8].into_iter().filter(|&w| w >= bits && line_bits.is_multiple_of(w)).find(|&w| lines * line_bits / w < threads))
+            .flatten();
         if let Some(width_bits) = small {
             let chunk = width_bits / bits;
             let per_line = line_len / chunk;
@@ -364,9 +402,19 @@ impl<'f> Lowering<'f> {
 impl Lowering<'_> {
     /// Whether the copy's window lies statically inside a static global tile (no bounds checks needed).
     pub(super) fn window_inside(&self, tiles: &CopyTiles, idx: &[Value]) -> bool {
-        let consts: Vec<Option<i64>> = tiles.lead.iter().chain(idx).map(|&v| self.func.body.constant_int(v)).collect();
-        let mut window = vec![1; tiles.lead.len()];
-        window.extend([tiles.rows, tiles.cols]);
+        let consts: Vec<Option<i64>> = match tiles.vector_axis {
+            Some(unit) => vec![self.func.body.constant_int(idx[1 - unit])],
+            None => tiles.lead.iter().chain(idx).map(|&v| self.func.body.constant_int(v)).collect(),
+        };
+        let window = match tiles.vector_axis {
+            Some(0) => vec![tiles.cols],
+            Some(_) => vec![tiles.rows],
+            None => {
+                let mut window = vec![1; tiles.lead.len()];
+                window.extend([tiles.rows, tiles.cols]);
+                window
+            }
+        };
         consts.len() == tiles.global.shape.len()
             && tiles.global.shape.iter().zip(&consts).zip(&window).all(|((d, i), &w)| match (d, i) {
                 (Dim::Static(n), Some(i)) => *i >= 0 && *i as u64 + w <= *n,
@@ -379,7 +427,7 @@ impl Lowering<'_> {
     /// `axis` is the slice's (0 or 1); the requirement names the global tile's axis it is (past the leading
     /// axes of a rank-reducing copy).
     pub(super) fn require_line_multiple(&mut self, tiles: &CopyTiles, axis: usize, access: u64, why: &str) {
-        let axis = tiles.global_axis(axis);
+        let Some(axis) = tiles.global_axis(axis) else { return };
         if access <= 1 || matches!(tiles.global.shape.get(axis), Some(Dim::Static(n)) if n % access == 0) {
             return;
         }
@@ -395,9 +443,10 @@ impl Lowering<'_> {
     /// A rank-reducing copy whose leading indices are outside the global tile gets a row bound of 0, so
     /// every access fails its row check (reads zeros): one `select` per copy, nothing per access.
     pub(super) fn window_bounds(&mut self, tiles: &CopyTiles, idx: &[Value], left: bool) -> [Value; 2] {
-        let extents = [0, 1].map(|axis| {
-            let axis = tiles.global_axis(axis) as u32;
-            self.emit_value(typed::Dim { source: tiles.src, axis }.into_spec().result(Type::INDEX))
+        // The axis a vector copy's 1-D global tile lacks has extent 1.
+        let extents = [0, 1].map(|axis| match tiles.global_axis(axis) {
+            Some(axis) => self.emit_value(typed::Dim { source: tiles.src, axis: axis as u32 }.into_spec().result(Type::INDEX)),
+            None => self.index(1),
         });
         let mut bounds = if left { [0, 1].map(|axis| self.binary(BinaryArith::Sub, extents[axis], idx[axis])) } else { extents };
         if let Some(lead_ok) = self.leading_in_bounds(tiles.src, &tiles.lead) {

@@ -11,6 +11,8 @@
 //! Into a global tile of rank 3 or more (a rank-reducing copy, `%C[%b, %m0, %n0]`), the leading indices pick
 //! the 2-D slice: they prefix every store's indices, a leading index outside the tile masks every store
 //! (folded into the row bound once per copy), and the pair alignment counts the slice's offset in the tile.
+//! Into a 1-D global tile (a vector copy, from a `1xN` or `Mx1` tile), the vector is the tile's row or column:
+//! the other axis has offset 0 and extent 1.
 
 use tilec_ir::ops::CmpPredicate;
 use tilec_ir::{typed, Diagnostic, Dim, OpId, Type, TypedOp, Value, VectorType};
@@ -27,24 +29,45 @@ impl<'f> Lowering<'f> {
         };
         let Type::Tile(gt) = self.ty(dst).clone() else { return Err(Diagnostic::error(span, "malformed 'tile.copy_r2g'")) };
         self.written_global.insert(dst);
-        if gt.rank() < 2 || dst_indices.len() != gt.rank() {
-            return Err(Diagnostic::error(span, "'tile.copy_r2g' lowering handles global tiles of rank 2 or more (a 2-D window)"));
+        let Some(&[rows, cols]) = self.ty(value).as_tile().and_then(|t| t.static_shape()).as_deref() else {
+            return Err(Diagnostic::error(span, "malformed 'tile.copy_r2g'"));
+        };
+        // A 1xN or Mx1 tile into a 1-D global tile (a vector copy): the vector is the tile's row or column; the
+        // other axis has offset 0 and extent 1.
+        let vector_axis = (gt.rank() == 1 && dst_indices.len() == 1).then(|| [rows, cols].iter().position(|&n| n == 1)).flatten();
+        if vector_axis.is_none() && (gt.rank() < 2 || dst_indices.len() != gt.rank()) {
+            return Err(Diagnostic::error(span, "'tile.copy_r2g' lowering handles global tiles of rank 2 or more (a 2-D window), or a 1xN or Mx1 tile into a 1-D one"));
         }
         if gt.rank() > 2 && super::is_col_major(&gt) {
             return Err(Diagnostic::error(span, format!("'tile.copy_r2g' lowering needs a row-major rank-{} global tile", gt.rank())));
         }
         // The leading indices of a rank-reducing copy, and the window's offset in the slice they pick.
-        let nlead = gt.rank() - 2;
-        let (lead, idx) = (dst_indices[..nlead].to_vec(), dst_indices[nlead..].to_vec());
-        let at = |row: Value, col: Value| -> Vec<Value> { lead.iter().copied().chain([row, col]).collect() };
+        let nlead = gt.rank().saturating_sub(2);
+        let (lead, idx) = match vector_axis {
+            Some(unit) => {
+                let zero = self.index(0);
+                (vec![], if unit == 0 { vec![zero, dst_indices[0]] } else { vec![dst_indices[0], zero] })
+            }
+            None => (dst_indices[..nlead].to_vec(), dst_indices[nlead..].to_vec()),
+        };
+        let at = |row: Value, col: Value| -> Vec<Value> {
+            match vector_axis {
+                Some(0) => vec![col],
+                Some(_) => vec![row],
+                None => lead.iter().copied().chain([row, col]).collect(),
+            }
+        };
         let frags = self.fragments_of(value)?;
         let vals = self.frags(value)?;
-        let Some(&[rows, cols]) = self.ty(value).as_tile().and_then(|t| t.static_shape()).as_deref() else {
-            return Err(Diagnostic::error(span, "malformed 'tile.copy_r2g'"));
-        };
         let consts: Vec<Option<i64>> = dst_indices.iter().map(|&v| self.func.body.constant_int(v)).collect();
-        let mut window = vec![1; nlead];
-        window.extend([rows, cols]);
+        let window = match vector_axis {
+            Some(unit) => vec![[rows, cols][1 - unit]],
+            None => {
+                let mut window = vec![1; nlead];
+                window.extend([rows, cols]);
+                window
+            }
+        };
         let inside = gt.shape.iter().zip(&consts).zip(&window).all(|((d, i), &w)| match (d, i) {
             (Dim::Static(n), Some(i)) => *i >= 0 && *i as u64 + w <= *n,
             _ => false,
@@ -67,7 +90,11 @@ impl<'f> Lowering<'f> {
             None
         } else {
             let dim = |cx: &mut Self, axis: usize| cx.emit_value(typed::Dim { source: dst, axis: axis as u32 }.into_spec().result(Type::INDEX));
-            let (mut er, ec) = (dim(self, nlead), dim(self, nlead + 1));
+            let (mut er, ec) = match vector_axis {
+                Some(0) => (self.index(1), dim(self, 0)),
+                Some(_) => (dim(self, 0), self.index(1)),
+                None => (dim(self, nlead), dim(self, nlead + 1)),
+            };
             // The row offset of the slice in the tile, in rows: `((l0 * E1 + l1) * ... ) * E_rows` (0 for rank 2).
             let mut slice_rows = None;
             for (axis, &l) in lead.iter().enumerate() {

@@ -333,6 +333,10 @@ impl<'f> Lowering<'f> {
                     self.lower_iota(id)?;
                     true
                 }
+                OpKind::Transpose => {
+                    self.lower_transpose(id)?;
+                    true
+                }
                 _ => self.lower_elementwise(id)?,
             };
             if replaced {

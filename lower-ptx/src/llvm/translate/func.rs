@@ -44,6 +44,8 @@ pub(crate) struct FuncTranslator<'a, 'ctx> {
     /// A register's view as another register type (`i32` as `<2 x half>`, ...) by its block: a view made in one
     /// block is reused in that block only, where it dominates every later use.
     pub(super) register_views: HashMap<(BasicValueEnum<'ctx>, FragmentRegister, BasicBlock<'ctx>), BasicValueEnum<'ctx>>,
+    /// Each tensor map's parameter (a generic pointer to the `byval` 128 bytes), by map number.
+    pub(super) tensor_maps: HashMap<usize, PointerValue<'ctx>>,
 }
 
 impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
@@ -63,6 +65,7 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
             dynamic_shared: None,
             packed: HashMap::new(),
             register_views: HashMap::new(),
+            tensor_maps: HashMap::new(),
         }
     }
 
@@ -171,6 +174,8 @@ impl EmitKernel for FuncTranslator<'_, '_> {
                 "f16" => self.cx.f16_type().into(),
                 "bf16" => self.cx.bf16_type().into(),
                 "f32" => self.cx.f32_type().into(),
+                // A tensor map: a generic pointer to the by-value parameter (below).
+                "tensormap" => self.cx.ptr_type(AddressSpace::Generic.into()).into(),
                 _ => self.cx.f64_type().into(),
             })
             .collect();
@@ -187,6 +192,15 @@ impl EmitKernel for FuncTranslator<'_, '_> {
                 if !self.kernel.written.contains(&p.arg) {
                     function.add_attribute(AttributeLoc::Param(i as u32), readonly);
                 }
+            }
+            if let AbiRole::TensorMap(_) = p.role {
+                // `const __grid_constant__ CUtensorMap`: 128 bytes by value, 64-byte aligned, read in place
+                // (`.param .align 64 .b8 NAME[128]`, its address taken with `cvta.param`).
+                let bytes = self.cx.i8_type().array_type(128);
+                let kind = |name: &str| inkwell::attributes::Attribute::get_named_enum_kind_id(name);
+                function.add_attribute(AttributeLoc::Param(i as u32), self.cx.create_type_attribute(kind("byval"), bytes.into()));
+                function.add_attribute(AttributeLoc::Param(i as u32), self.cx.create_enum_attribute(kind("align"), 64));
+                function.add_attribute(AttributeLoc::Param(i as u32), self.cx.create_string_attribute("nvvm.grid_constant", ""));
             }
         }
         set_launch_bounds(function, info.threads_per_block(), None);
@@ -223,8 +237,15 @@ impl EmitKernel for FuncTranslator<'_, '_> {
 
     /// An external `[0 x i8]` in the shared space, sized at launch.
     fn bind_dynamic_shared(&mut self) -> Result<()> {
-        let global = add_dynamic_shared_memory(self.module, &format!("{}_dynamic_shared", self.func.name), self.kernel.shared.max_align() as u32);
+        let align = self.kernel.dynamic_shared_align() as u32;
+        let global = add_dynamic_shared_memory(self.module, &format!("{}_dynamic_shared", self.func.name), align);
         self.dynamic_shared = Some(global.as_pointer_value());
+        Ok(())
+    }
+
+    fn bind_tensor_map(&mut self, map: usize, param: usize) -> Result<()> {
+        let pointer = self.param(param)?.into_pointer_value();
+        self.tensor_maps.insert(map, pointer);
         Ok(())
     }
 

@@ -14,7 +14,16 @@
 //! | `nvgpu.setmaxnreg.inc/dec` | `llvm.nvvm.setmaxnreg.{inc,dec}.sync.aligned.u32(i32 count)` |
 //! | `nvgpu.warpgroup.generate.descriptor` | `ptrtoint` of the element's shared address, `(a & 0x3ffff) >> 4`, or'ed with the constant fields |
 //! | `nvgpu.warpgroup.mma` | inline PTX `wgmma.mma_async.sync.aligned.m64nNkK.{f32,s32}.A.B` (LLVM has no intrinsic for it), C tied to D |
-//! | `nvgpu.fence.proxy.async` | `llvm.nvvm.fence.proxy.async.shared_cta` (`fence.proxy.async.shared::cta`) |
+//!
+//! | `nvgpu.tma.async.load` | `llvm.nvvm.cp.async.bulk.tensor.g2s.tile.<N>d(ptr addrspace(7) dst, ptr addrspace(3) mbar, ptr tmap, i32 x.., i16 0, i64 0, i1 false, i1 false, i32 0)` (no multicast, no cache hint, no cta_group), under a branch with `predicate` |
+//! | `nvgpu.tma.async.store` | `llvm.nvvm.cp.async.bulk.tensor.s2g.tile.<N>d(ptr addrspace(3) src, ptr tmap, i32 x.., i64 0, i1 false)` |
+//! | `nvgpu.tma.commit_group` | `llvm.nvvm.cp.async.bulk.commit.group` |
+//! | `nvgpu.tma.wait_group` | `llvm.nvvm.cp.async.bulk.wait.group[.read](i32 N)` |
+//! | `nvgpu.fence.proxy.async` | `llvm.nvvm.fence.proxy.async.shared_cta` |
+//!
+//! The intrinsics' signatures are LLVM 22's `IntrinsicsNVVM.td`; a tensor map is the generic address of the
+//! kernel's `byval` `nvvm.grid_constant` parameter. Coordinates go innermost first (the tile's last axis is
+//! the map's dimension 0).
 //!
 //! Counts, ids and ticks are `index` (`i64`) in the IR and `i32` in the instructions (the verifier and the
 //! simulator keep counts below 2^20).
@@ -39,6 +48,16 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
     fn operand_i32(&self, op: &Operation, x: Value) -> Result<IntValue<'ctx>> {
         let x = self.int(op, x)?;
         Ok(self.builder.build_int_truncate_or_bit_cast(x, self.cx.i32_type(), "")?)
+    }
+
+    /// The generic pointer to tensor map `map`.
+    fn tensor_map_pointer(&self, map: usize) -> Result<PointerValue<'ctx>> {
+        self.tensor_maps.get(&map).copied().ok_or_else(|| super::internal("every tensor map is bound to its parameter"))
+    }
+
+    /// TMA coordinates as `i32`, innermost axis first.
+    fn tma_coords(&self, op: &Operation, coords: &[Value]) -> Result<Vec<IntValue<'ctx>>> {
+        coords.iter().rev().map(|&c| self.operand_i32(op, c)).collect()
     }
 
     /// Runs `emit` only where the optional `predicate` (an `i1`) is true.
@@ -120,6 +139,55 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
         Ok(())
     }
 
+    fn tma_async_load(&mut self, op: &Operation, v: &typed::TmaAsyncLoad, map: usize) -> Result<()> {
+        let tmap = self.tensor_map_pointer(map)?;
+        let bar = self.mbarrier_pointer(op, v.barriers, v.mbar_id)?;
+        let dst = self.memref(op, v.dst)?.base;
+        let cluster = self.cx.ptr_type(inkwell::AddressSpace::from(7u16));
+        let dst = self.builder.build_address_space_cast(dst, cluster, "")?;
+        let coords = self.tma_coords(op, &v.coords)?;
+        let name = format!("llvm.nvvm.cp.async.bulk.tensor.g2s.tile.{}d", coords.len());
+        let (i16t, i64t, i1t, i32t) = (self.cx.i16_type(), self.cx.i64_type(), self.cx.bool_type(), self.cx.i32_type());
+        let mut args: Vec<BasicValueEnum> = vec![dst.into(), bar.into(), tmap.into()];
+        args.extend(coords.iter().map(|&c| BasicValueEnum::from(c)));
+        args.extend::<[BasicValueEnum; 5]>([i16t.const_zero().into(), i64t.const_zero().into(), i1t.const_zero().into(), i1t.const_zero().into(), i32t.const_zero().into()]);
+        self.predicated(op, v.predicate, |t| {
+            t.nvvm.call(&t.builder, &name, &[], &args)?;
+            Ok(())
+        })
+    }
+
+    fn tma_async_store(&mut self, op: &Operation, v: &typed::TmaAsyncStore, map: usize) -> Result<()> {
+        let tmap = self.tensor_map_pointer(map)?;
+        let src = self.memref(op, v.src)?.base;
+        let coords = self.tma_coords(op, &v.coords)?;
+        let name = format!("llvm.nvvm.cp.async.bulk.tensor.s2g.tile.{}d", coords.len());
+        let mut args: Vec<BasicValueEnum> = vec![src.into(), tmap.into()];
+        args.extend(coords.iter().map(|&c| BasicValueEnum::from(c)));
+        args.extend::<[BasicValueEnum; 2]>([self.cx.i64_type().const_zero().into(), self.cx.bool_type().const_zero().into()]);
+        self.predicated(op, v.predicate, |t| {
+            t.nvvm.call(&t.builder, &name, &[], &args)?;
+            Ok(())
+        })
+    }
+
+    fn tma_commit_group(&mut self, _op: &Operation) -> Result<()> {
+        self.nvvm.call(&self.builder, "llvm.nvvm.cp.async.bulk.commit.group", &[], &[])?;
+        Ok(())
+    }
+
+    fn tma_wait_group(&mut self, _op: &Operation, v: &typed::TmaWaitGroup) -> Result<()> {
+        let name = if v.read { "llvm.nvvm.cp.async.bulk.wait.group.read" } else { "llvm.nvvm.cp.async.bulk.wait.group" };
+        let n = self.cx.i32_type().const_int(u64::from(v.num_groups), false);
+        self.nvvm.call(&self.builder, name, &[], &[n.into()])?;
+        Ok(())
+    }
+
+    fn fence_proxy_async(&mut self, _op: &Operation) -> Result<()> {
+        self.nvvm.call(&self.builder, "llvm.nvvm.fence.proxy.async.shared_cta", &[], &[])?;
+        Ok(())
+    }
+
     fn setmaxnreg(&mut self, _op: &Operation, increase: bool, count: u32) -> Result<()> {
         let name = if increase { "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32" } else { "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32" };
         let n = self.cx.i32_type().const_int(u64::from(count), false);
@@ -183,8 +251,4 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
         self.set_result(op, out.into())
     }
 
-    fn fence_proxy_async(&mut self, _op: &Operation, _v: &typed::FenceProxyAsync) -> Result<()> {
-        self.nvvm.call(&self.builder, "llvm.nvvm.fence.proxy.async.shared_cta", &[], &[])?;
-        Ok(())
-    }
 }

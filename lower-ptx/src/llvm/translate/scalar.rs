@@ -326,8 +326,8 @@ impl EmitScalar for FuncTranslator<'_, '_> {
 
     /// `tile.cast %x : T` between element types (same shape), with the interpreter's semantics: floats round to
     /// nearest even (`fptrunc`/`fpext`, through f32 between f16 and bf16), integers wrap (`trunc`/`sext`/`zext`),
-    /// floats to integers truncate toward zero (`llvm.fptosi.sat` to i64, then wrap), anything to `i1` is
-    /// `x != 0`.
+    /// floats to integers truncate toward zero and saturate to the integer type's range, NaN giving 0
+    /// (`llvm.fptosi.sat`/`llvm.fptoui.sat`, as `cvt.rzi` does), anything to `i1` is `x != 0`.
     fn cast(&mut self, op: &Operation, v: &typed::Cast) -> Result<()> {
         let from = self.func.body.ty(v.source).element_type();
         let (ty, to_ty) = self.result_type(op)?;
@@ -375,12 +375,14 @@ impl EmitScalar for FuncTranslator<'_, '_> {
                 }
             }
             (true, false) => {
-                let wide = self.nvvm.call(b, "llvm.fptosi.sat", &[i64_shape, from_ty], &[x])?.ok_or_else(|| super::internal("fptosi.sat returns a value"))?;
-                if to == ScalarType::Index {
-                    wide
-                } else {
-                    b.build_cast(Opcode::Trunc, wide, to_ty, "")?
-                }
+                // Saturating, straight to the integer type (`cvt.rzi.s32.f32` clamps the same way; NaN gives 0);
+                // `index` through i64.
+                let (name, ty) = match to {
+                    ScalarType::Index => ("llvm.fptosi.sat", i64_shape),
+                    t if t.is_unsigned() => ("llvm.fptoui.sat", to_ty),
+                    _ => ("llvm.fptosi.sat", to_ty),
+                };
+                self.nvvm.call(b, name, &[ty, from_ty], &[x])?.ok_or_else(|| super::internal("fpto[su]i.sat returns a value"))?
             }
             (false, false) => {
                 let (fb, tb) = (from.bit_width(), to.bit_width());

@@ -44,6 +44,8 @@ pub(super) struct FuncEmitter<'a> {
     /// group visible here (for `nvgpu.device_async_wait`).
     pub(super) pending_copies: Vec<String>,
     pub(super) group_token: Option<String>,
+    /// Each tensor map's parameter (an `!llvm.ptr` to the `byval` 128 bytes), by map number.
+    pub(super) tensor_maps: std::collections::HashMap<usize, String>,
 }
 
 impl<'a> FuncEmitter<'a> {
@@ -61,6 +63,7 @@ impl<'a> FuncEmitter<'a> {
             dynamic_shared: None,
             pending_copies: Vec::new(),
             group_token: None,
+            tensor_maps: std::collections::HashMap::new(),
         }
     }
 
@@ -81,6 +84,9 @@ impl<'a> FuncEmitter<'a> {
             .map(|(i, p)| {
                 let name = abi_name(&p.name, i);
                 match p.role {
+                    AbiRole::TensorMap(_) => {
+                        format!("{name}: !llvm.ptr {{llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}}")
+                    }
                     AbiRole::Pointer if self.kernel.written.contains(&p.arg) => format!("{name}: !llvm.ptr<1> {{llvm.noalias}}"),
                     AbiRole::Pointer => format!("{name}: !llvm.ptr<1> {{llvm.noalias, llvm.readonly}}"),
                     _ => format!("{name}: {}", abi_type(&p.ty)),
@@ -88,11 +94,30 @@ impl<'a> FuncEmitter<'a> {
             })
             .collect();
         let threads = self.kernel.info.threads_per_block();
+        if self.is_llvm_func() {
+            // `gpu.func` cannot carry `nvvm.grid_constant` (nor does its lowering keep `llvm.byval`), so a kernel
+            // with tensor maps is an `llvm.func` kernel from the start; the pipeline converts its body alike.
+            return format!(
+                "    llvm.func @{}({}) attributes {{nvvm.kernel, nvvm.maxntid = array<i32: {threads}, 1, 1>}} {{\n",
+                self.func.name,
+                params.join(", ")
+            );
+        }
         format!(
             "    gpu.func @{}({}) kernel attributes {{known_block_size = array<i32: {threads}, 1, 1>}} {{\n",
             self.func.name,
             params.join(", ")
         )
+    }
+
+    /// Whether the kernel is an `llvm.func` (it has tensor-map parameters) rather than a `gpu.func`.
+    fn is_llvm_func(&self) -> bool {
+        !self.kernel.tensor_maps.is_empty()
+    }
+
+    /// The return op of the kernel's function kind.
+    fn return_op(&self) -> &'static str {
+        if self.is_llvm_func() { "llvm.return" } else { "gpu.return" }
     }
 
     /// A flat memref of type `ty` over `size` elements at the `!llvm.ptr<space>` `ptr`: its descriptor (pointer,
@@ -242,7 +267,7 @@ impl EmitKernel for FuncEmitter<'_> {
         let _ = writeln!(
             self.globals,
             "    llvm.mlir.global external @{symbol}() {{addr_space = 3 : i32, alignment = {} : i64}} : !llvm.array<0 x i8>",
-            self.kernel.shared.max_align()
+            self.kernel.dynamic_shared_align()
         );
         let ptr = self.emit(&format!("llvm.mlir.addressof @{symbol} : !llvm.ptr<3>"));
         let size = self.emit(&format!("arith.constant {} : i64", self.kernel.shared.total_bytes));
@@ -251,15 +276,22 @@ impl EmitKernel for FuncEmitter<'_> {
         Ok(())
     }
 
+    fn bind_tensor_map(&mut self, map: usize, param: usize) -> Result<()> {
+        let abi = &self.kernel.info.abi;
+        self.tensor_maps.insert(map, abi_name(&abi[param].name, param));
+        Ok(())
+    }
+
     fn end_kernel(&mut self) -> Result<()> {
-        if !self.out.trim_end().ends_with("gpu.return") {
-            self.line("gpu.return");
+        let ret = self.return_op();
+        if !self.out.trim_end().ends_with(ret) {
+            self.line(ret);
         }
         Ok(())
     }
 
     fn return_(&mut self, _op: &Operation) -> Result<()> {
-        self.line("gpu.return");
+        self.line(self.return_op());
         Ok(())
     }
 

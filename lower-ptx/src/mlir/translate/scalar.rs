@@ -268,8 +268,9 @@ impl EmitScalar for FuncEmitter<'_> {
 
     /// `tile.cast %x : T` with the interpreter's semantics: floats round to nearest even (`extf`/`truncf`, through
     /// f32 between f16 and bf16), integers wrap (`trunci`/`extsi`/`extui`, `index_cast`), floats to integers
-    /// truncate toward zero (`arith.fptosi` to i64, then wrap; unlike the LLVM backend's `llvm.fptosi.sat`, which
-    /// the LLVM dialect lacks, NaN and values outside i64 are undefined), anything to `i1` is `x != 0`.
+    /// truncate toward zero and saturate to the integer type's range, NaN giving 0 (`llvm.fptosi.sat` /
+    /// `llvm.fptoui.sat` through `llvm.call_intrinsic`, as the LLVM backend: `cvt.rzi` clamps the same way;
+    /// `arith.fptosi` would be poison there), anything to `i1` is `x != 0`.
     fn cast(&mut self, op: &Operation, v: &typed::Cast) -> Result<()> {
         let from = self.func.body.ty(v.source).element_type();
         let (ty, to_ty) = self.result_type(op)?;
@@ -322,10 +323,36 @@ impl EmitScalar for FuncEmitter<'_> {
                 if to == ScalarType::TF32 { round_to_tf32(self, &v, &to_ty) } else { v }
             }
             (true, false) => {
-                let wide = self.emit(&format!("arith.fptosi {x} : {from_ty} to {i64_shape}"));
+                // `arith.fptosi` is poison out of range and for NaN: the saturating LLVM intrinsic instead (as the
+                // LLVM backend), element by element, straight to the integer type (`index` through i64).
+                let from_e = types::scalar_type(from).unwrap_or("f32");
+                let (int_e, int_shape) = if to == ScalarType::Index { ("i64", i64_shape.clone()) } else { (types::scalar_type(to).unwrap_or("i32"), to_ty.clone()) };
+                let name = if to.is_unsigned() { "llvm.fptoui.sat" } else { "llvm.fptosi.sat" };
+                let call = |t: &mut FuncEmitter<'_>, x: &str| t.emit(&format!("llvm.call_intrinsic \"{name}.{int_e}.{from_e}\"({x}) : ({from_e}) -> {int_e}"));
+                let sat = match ty.clone() {
+                    Type::Vector(vt) => {
+                        let n: u64 = vt.shape.iter().product();
+                        let mut out = self.emit(&format!("arith.constant dense<0> : {int_shape}"));
+                        for flat in 0..n {
+                            let mut position = Vec::with_capacity(vt.shape.len());
+                            let mut rest = flat;
+                            for &extent in vt.shape.iter().rev() {
+                                position.push(rest % extent);
+                                rest /= extent;
+                            }
+                            position.reverse();
+                            let pos = position.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+                            let e = self.emit(&format!("vector.extract {x}[{pos}] : {from_e} from {from_ty}"));
+                            let r = call(self, &e);
+                            out = self.emit(&format!("vector.insert {r}, {out} [{pos}] : {int_e} into {int_shape}"));
+                        }
+                        out
+                    }
+                    _ => call(self, &x),
+                };
                 match to {
-                    ScalarType::Index => self.emit(&format!("arith.index_cast {wide} : {i64_shape} to {to_ty}")),
-                    _ => self.emit(&format!("arith.trunci {wide} : {i64_shape} to {to_ty}")),
+                    ScalarType::Index => self.emit(&format!("arith.index_cast {sat} : {i64_shape} to {to_ty}")),
+                    _ => sat,
                 }
             }
             (false, false) => {

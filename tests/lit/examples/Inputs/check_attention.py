@@ -2,11 +2,10 @@
 tensors `tilec interp|sim --output` wrote (row-major, one row per line) and compares O with
 softmax(Q·Kᵀ / sqrt(d))·V computed per head.
 
-  check_attention.py [--causal] [--kt] S Q K V O
+  check_attention.py [--causal] S Q K V O
 
-Q, V and O hold batch*heads*S rows of d values (a [batch*heads, S, d] tensor, or its [batch*heads*S, d]
-flattening); K the same, or with --kt its transpose (d rows of batch*heads*S values: the logical view of a
-#col_major [d, batch*heads*S] argument, whose memory is K row-major). --causal: query i sees keys j <= i.
+Q, K, V and O hold batch*heads*S rows of d values (a [batch*heads, S, d] tensor, row-major, as `--output`
+writes it: its [batch*heads*S, d] flattening). --causal: query i sees keys j <= i.
 
 Tolerance 2e-3 + 2e-3 |o|: the kernel rounds the probabilities P to f16 before P·V (as flash attention
 does) and O to f16. Prints the largest error; exits 1 on a mismatch."""
@@ -21,12 +20,9 @@ def read(path):
 
 args = sys.argv[1:]
 causal = "--causal" in args
-kt = "--kt" in args
 args = [a for a in args if not a.startswith("--")]
 S = int(args[0])
 q, k, v, o = (read(p) for p in args[1:5])
-if kt:
-    k = [list(col) for col in zip(*k)]
 d = len(q[0])
 assert len(q) % S == 0, f"Q has {len(q)} rows, not a multiple of S = {S}"
 heads = len(q) // S

@@ -1,0 +1,277 @@
+//! TMA, from the PTX ISA (`cp.async.bulk.tensor`, "Tensor Memory Access", "Tensor Swizzling Modes") and
+//! `cuTensorMapEncodeTiled`'s documentation: `nvgpu.tma.async.load/store`, their bulk groups, and the
+//! async-proxy fence.
+//!
+//! - A load copies the box at `coords` of the tensor map ([`crate::tma`]) into the destination tile: box
+//!   element `k` (row-major over the box) goes to shared byte `swizzle(k * e)` from the tile's start, the
+//!   swizzle mode's permutation of byte offsets (`tilec_layout::SwizzleMode`, `Swizzle<B, 4, 3>`), which is
+//!   then read back through the tile's own layout: if the layout and the mode disagreed, the data would
+//!   arrive permuted. Elements outside the tensor are zero (`CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`). The copy
+//!   lands at once, then completes the box's bytes on the mbarrier (its tx-count); for the race detector its
+//!   writes belong to the async proxy, ordered only by a wait on the phase it completes.
+//! - A store reads the source tile (through the swizzle) when issued and writes the box's elements that are
+//!   inside the tensor; the source's bytes stay in use until a `nvgpu.tma.wait_group` of the issuing thread
+//!   covers the store's bulk group (writing them before is [`SimError::AsyncHazard`]), and shared writes of
+//!   the generic proxy it reads need a `nvgpu.fence.proxy.async` of the writing warp first.
+//! - Hardware limits the launcher would hit are errors here too: a row pitch that is not a multiple of 16
+//!   bytes, coordinates outside 32-bit integers, a swizzled tile not aligned to the mode's repeat.
+
+use crate::body::Operation;
+use crate::data::round_to;
+use crate::layout::Layout;
+use crate::ops::typed;
+use crate::tma::{tensor_map_of, TensorMap};
+use super::error::{LaneMask, SimError};
+use super::exec::{Ctx, Warp};
+use super::memory::MemRef;
+use super::race::RaceSpace;
+
+fn error(warp: &Warp, ctx: &Ctx<'_>, op: &Operation, message: String) -> SimError {
+    SimError::MBarrier { span: op.span, op: op.kind.name(), at: warp.place(ctx), message }
+}
+
+/// Where box element `k` is in a shared tile: its position in the tile's (logical row-major) data.
+struct BoxPlacement {
+    positions: Vec<usize>,
+}
+
+impl BoxPlacement {
+    /// Box element `k` lands at byte `mode.byte_swizzle()(k * e)`; the tile's layout says which element
+    /// that byte belongs to.
+    fn new(map: &TensorMap, layout: &Layout) -> Option<BoxPlacement> {
+        let shape = &map.box_shape;
+        let n: u64 = shape.iter().product();
+        let e = u64::from(map.elem_bytes());
+        // The tile's own layout, inverted: physical element offset -> logical position.
+        let mut by_physical = vec![usize::MAX; n as usize];
+        let mut index = vec![0i64; shape.len()];
+        for logical in 0..n as usize {
+            let physical = layout.element_offset(shape, &index)?;
+            *by_physical.get_mut(usize::try_from(physical).ok()?)? = logical;
+            for axis in (0..shape.len()).rev() {
+                index[axis] += 1;
+                if (index[axis] as u64) < shape[axis] {
+                    break;
+                }
+                index[axis] = 0;
+            }
+        }
+        let swizzle = map.swizzle.byte_swizzle();
+        let positions = (0..n)
+            .map(|k| {
+                let byte = u64::from(swizzle.apply(u32::try_from(k * e).ok()?));
+                by_physical.get((byte / e) as usize).copied().filter(|&p| p != usize::MAX)
+            })
+            .collect::<Option<Vec<usize>>>()?;
+        Some(BoxPlacement { positions })
+    }
+}
+
+/// The global coordinates of box element `k` at `coords`, and whether they are inside `shape`.
+fn global_index(box_shape: &[u64], coords: &[i64], shape: &[usize], mut k: u64) -> Option<usize> {
+    let mut flat = 0usize;
+    let mut inside = true;
+    let mut stride = 1usize;
+    for axis in (0..box_shape.len()).rev() {
+        let i = (k % box_shape[axis]) as i64;
+        k /= box_shape[axis];
+        let g = coords[axis] + i;
+        if g < 0 || g as usize >= shape[axis] {
+            inside = false;
+        } else {
+            flat += g as usize * stride;
+        }
+        stride *= shape[axis];
+    }
+    inside.then_some(flat)
+}
+
+impl Warp {
+    /// The tensor map, global argument and shared tile of a TMA op in `lane`, with the launch checks.
+    fn tma_operands(
+        &self,
+        ctx: &Ctx<'_>,
+        op: &Operation,
+        (tensor, shared): (crate::body::Value, crate::body::Value),
+        lane: u32,
+    ) -> Result<(TensorMap, usize, usize), SimError> {
+        let map = tensor_map_of(ctx.func, tensor, shared).map_err(|m| error(self, ctx, op, m))?;
+        let (MemRef::Global(g), MemRef::Shared(s)) = (self.mem(ctx, op, tensor, lane)?, self.mem(ctx, op, shared, lane)?) else {
+            return Err(error(self, ctx, op, "the tensor must be global and the tile shared".into()));
+        };
+        let data = ctx.args[g].as_tile().ok_or_else(|| error(self, ctx, op, "the tensor has no data".into()))?;
+        // cuTensorMapEncodeTiled: every global stride (the pitch of each axis but the innermost) a multiple of 16 bytes.
+        let mut pitch = u64::from(map.elem_bytes());
+        for (axis, &n) in data.shape.iter().enumerate().rev() {
+            if axis + 1 < data.shape.len() && !pitch.is_multiple_of(16) {
+                return Err(error(
+                    self,
+                    ctx,
+                    op,
+                    format!("the tensor's shape {:?} gives axis {axis} a pitch of {pitch} bytes; a tensor map needs multiples of 16", data.shape),
+                ));
+            }
+            pitch *= n as u64;
+        }
+        let base = ctx.shared.tiles[s].base;
+        let align = map.swizzle.repeat_bytes().max(128);
+        if !base.is_multiple_of(align) {
+            return Err(error(
+                self,
+                ctx,
+                op,
+                format!("the shared tile starts at byte {base}; TMA with the {} swizzle needs a multiple of {align}", map.swizzle),
+            ));
+        }
+        Ok((map, g, s))
+    }
+
+    /// The lane's coordinates, each a 32-bit integer.
+    fn tma_coords(&self, ctx: &Ctx<'_>, op: &Operation, coords: &[crate::body::Value], lane: u32) -> Result<Vec<i64>, SimError> {
+        let coords = self.indices(ctx, op, coords, lane)?;
+        if let Some(c) = coords.iter().find(|&&c| i32::try_from(c).is_err()) {
+            return Err(error(self, ctx, op, format!("lane {lane}: coordinate {c} is not a 32-bit integer")));
+        }
+        Ok(coords)
+    }
+
+    /// `nvgpu.tma.async.load`.
+    pub(super) fn tma_load(&mut self, ctx: &mut Ctx<'_>, op: &Operation, v: &typed::TmaAsyncLoad, mask: u32) -> Result<(), SimError> {
+        for lane in self.predicated(ctx, op, v.predicate, mask)? {
+            let (map, g, s) = self.tma_operands(ctx, op, (v.tensor, v.dst), lane)?;
+            let coords = self.tma_coords(ctx, op, &v.coords, lane)?;
+            let at = self.barrier(ctx, op, v.barriers, v.mbar_id, lane)?;
+            let Some(phase) = ctx.mbarriers.state.get(&at).map(|b| b.phase()) else {
+                return Err(error(self, ctx, op, format!("lane {lane}: the load completes on barrier {} before 'nvgpu.mbarrier.init' initialized it", at.1)));
+            };
+            let placement = BoxPlacement::new(&map, &ctx.shared.tiles[s].layout)
+                .ok_or_else(|| error(self, ctx, op, "the shared tile's layout does not hold the box".into()))?;
+            let tile = &ctx.shared.tiles[s];
+            let bytes = (tile.base, tile.base + map.box_bytes());
+            if let Some(address) = ctx.shared.bulk_read_in(bytes) {
+                return Err(SimError::AsyncHazard { span: op.span, op: op.kind.name(), at: self.place(ctx), lane, address });
+            }
+            let src = ctx.args[g].as_tile().ok_or_else(|| error(self, ctx, op, "the tensor has no data".into()))?;
+            let n: u64 = map.box_shape.iter().product();
+            let values: Vec<f64> =
+                (0..n).map(|k| global_index(&map.box_shape, &coords, &src.shape, k).map_or(0.0, |i| src.values[i])).collect();
+            let elem = map.elem;
+            let data = &ctx.shared.tiles[s].data;
+            let writes: Vec<(usize, bool)> =
+                placement.positions.iter().zip(&values).map(|(&p, &x)| (p, data.values.get(p) == Some(&round_to(elem, x)))).collect();
+            {
+                let mut race = ctx.race.borrow_mut();
+                let (agent, epoch) = race.async_agent(self.id, at, phase);
+                let len = data.values.len();
+                race.write_as(RaceSpace::Shared(s), len, writes, (agent, Some(epoch)), op.span, op.kind.name(), self.place(ctx))?;
+            }
+            let data = &mut ctx.shared.tiles[s].data;
+            for (&p, x) in placement.positions.iter().zip(values) {
+                if let Some(slot) = data.values.get_mut(p) {
+                    *slot = round_to(elem, x);
+                }
+            }
+            let completed = ctx.mbarriers.state.get_mut(&at).and_then(|b| b.complete_tx(map.box_bytes() as i64));
+            if let Some(phase) = completed {
+                ctx.race.borrow_mut().phase_completed(at, phase);
+            }
+        }
+        Ok(())
+    }
+
+    /// `nvgpu.tma.async.store`.
+    pub(super) fn tma_store(&mut self, ctx: &mut Ctx<'_>, op: &Operation, v: &typed::TmaAsyncStore, mask: u32) -> Result<(), SimError> {
+        for lane in self.predicated(ctx, op, v.predicate, mask)? {
+            let (map, g, s) = self.tma_operands(ctx, op, (v.tensor, v.src), lane)?;
+            let coords = self.tma_coords(ctx, op, &v.coords, lane)?;
+            let placement = BoxPlacement::new(&map, &ctx.shared.tiles[s].layout)
+                .ok_or_else(|| error(self, ctx, op, "the shared tile's layout does not hold the box".into()))?;
+            let tile = &ctx.shared.tiles[s];
+            let bytes = (tile.base, tile.base + map.box_bytes());
+            if let Some((warp, address)) = ctx.shared.unfenced_in(bytes) {
+                return Err(error(
+                    self,
+                    ctx,
+                    op,
+                    format!("lane {lane}: the store reads shared byte {address}, which warp {warp} wrote through the generic proxy with no 'nvgpu.fence.proxy.async' after it"),
+                ));
+            }
+            let len = tile.data.values.len();
+            ctx.race.borrow_mut().read(RaceSpace::Shared(s), len, placement.positions.iter().copied(), self.id, op.span, op.kind.name(), self.place(ctx))?;
+            let values: Vec<f64> = placement.positions.iter().map(|&p| tile.data.values[p]).collect();
+            ctx.shared.bulk_issue((self.id * 32 + lane) as usize, bytes);
+            let n: u64 = map.box_shape.iter().product();
+            let (place, id) = (self.place(ctx), self.id);
+            let super::SimArg::Tile(dst) = &mut ctx.args[g] else { return Err(error(self, ctx, op, "the tensor has no data".into())) };
+            let elem = dst.elem;
+            let writes: Vec<(usize, f64)> =
+                (0..n).filter_map(|k| global_index(&map.box_shape, &coords, &dst.shape, k).map(|i| (i, values[k as usize]))).collect();
+            let race_writes = writes.iter().map(|&(i, x)| (i, dst.values.get(i) == Some(&round_to(elem, x))));
+            ctx.race.borrow_mut().write(RaceSpace::Global(g), dst.values.len(), race_writes, id, op.span, op.kind.name(), place)?;
+            for (i, x) in writes {
+                dst.values[i] = round_to(elem, x);
+            }
+        }
+        Ok(())
+    }
+
+    /// `nvgpu.tma.commit_group`, `nvgpu.tma.wait_group` (`wait = Some(numGroups)`).
+    pub(super) fn tma_group(&mut self, ctx: &mut Ctx<'_>, wait: Option<u32>, mask: u32) {
+        for lane in LaneMask(mask).lanes() {
+            let thread = (self.id * 32 + lane) as usize;
+            match wait {
+                None => ctx.shared.bulk_commit(thread),
+                Some(keep) => ctx.shared.bulk_wait(thread, keep as usize),
+            }
+        }
+    }
+
+    /// `nvgpu.fence.proxy.async`: this warp's generic-proxy shared writes so far are visible to the async proxy.
+    pub(super) fn fence_proxy_async(&mut self, ctx: &mut Ctx<'_>) {
+        ctx.shared.fence_proxy(self.id);
+    }
+}
+
+/// Whether the kernel has a TMA store (the simulator then tracks generic-proxy shared writes for the fence
+/// check).
+pub(super) fn has_tma_store(func: &crate::body::Func) -> bool {
+    let mut found = false;
+    func.body.walk(func.entry, &mut |id| found |= func.body.op(id).kind == crate::ops::OpKind::TmaAsyncStore);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::ScalarType;
+    use tilec_layout::{Swizzle, SwizzleMode};
+
+    /// With the tile's layout the mode's own swizzle, box element (r, c) is read back at (r, c); with a
+    /// row-major tile and the 128-byte mode, the 16-byte chunks of row r come out XOR-permuted by r % 8.
+    #[test]
+    fn box_lands_through_the_swizzle() {
+        let map = TensorMap { arg: 0, elem: ScalarType::F16, rank: 2, box_shape: vec![8, 64], swizzle: SwizzleMode::B128 };
+        let matching = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 3, shift: 3 }, base: Box::new(Layout::RowMajor) };
+        let p = BoxPlacement::new(&map, &matching).unwrap();
+        assert!(p.positions.iter().enumerate().all(|(k, &pos)| k == pos));
+        let p = BoxPlacement::new(&map, &Layout::RowMajor).unwrap();
+        for r in 0..8usize {
+            for c in 0..64usize {
+                // 8 f16 per 16-byte chunk: chunk c / 8 moves to (c / 8) ^ r.
+                let want = r * 64 + ((c / 8) ^ r) * 8 + c % 8;
+                assert_eq!(p.positions[r * 64 + c], want, "r={r} c={c}");
+            }
+        }
+    }
+
+    #[test]
+    fn out_of_bounds_elements_have_no_global_index() {
+        // A 4x8 box at (-1, 6) of a 3x10 tensor: rows -1 and 3 are outside, columns 10.. too.
+        let shape = [3usize, 10];
+        assert_eq!(global_index(&[4, 8], &[-1, 6], &shape, 0), None);
+        assert_eq!(global_index(&[4, 8], &[-1, 6], &shape, 8), Some(6)); // (0, 6)
+        assert_eq!(global_index(&[4, 8], &[-1, 6], &shape, 8 + 3), Some(9)); // (0, 9)
+        assert_eq!(global_index(&[4, 8], &[-1, 6], &shape, 8 + 4), None); // (0, 10)
+        assert_eq!(global_index(&[4, 8], &[-1, 6], &shape, 3 * 8), Some(2 * 10 + 6));
+    }
+}
