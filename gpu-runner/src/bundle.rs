@@ -85,9 +85,10 @@ pub struct Buffer {
     /// Where to write the contents after the run.
     #[serde(default)]
     pub output: Option<String>,
-    /// Which kernel argument the buffer holds (absent in bundles written before this field existed).
+    /// Which kernel argument the buffer holds (absent in bundles written before this field existed). Boxed:
+    /// it is the largest field, and [`Param`]'s other variants are one number.
     #[serde(default)]
-    pub tensor: Option<TensorDesc>,
+    pub tensor: Option<Box<TensorDesc>>,
 }
 
 /// The kernel argument a buffer holds, as the kernel's signature and the launch's shapes give it.

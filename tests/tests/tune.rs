@@ -324,7 +324,7 @@ fn kernel_parameters_are_tuned_and_written_back_into_the_text() {
 fn kernel_record(candidate: &str, attrs: Value, ms: f64) -> String {
     json!({
         "candidate": candidate, "func": "attention_fwd", "kernel": "attention_fwd", "source": "attention_fwd.tir",
-        "attrs": attrs, "m": 0, "n": 0, "k": 0, "shapes": ["Q=8x256x64", "K=64x2048", "V=8x256x64", "O=8x256x64"],
+        "attrs": attrs, "m": 0, "n": 0, "k": 0, "shapes": ["Q=8x256x64", "K=8x256x64", "V=8x256x64", "O=8x256x64"],
         "median_ms": ms, "min_ms": ms, "rate": 1.0 / ms, "unit": "TF/s", "cublas_ms": null, "ratio": null,
         "check": "not checked", "detail": "timed only", "registers": 255, "spill_bytes": 0, "gpu": "test"
     })
@@ -336,11 +336,11 @@ fn any_kernel_is_tuned_through_timing_bundles_made_at_its_argument_shapes() {
     let tmp = temp_dir("kernel");
     let input = format!("{}/../examples/attention_fwd.tir", env!("CARGO_MANIFEST_DIR"));
     let out = tmp.join("cands");
-    // 8 heads of 256 queries, d = 64; K is the col-major Kᵀ [64, 8 * 256]. Rows per warp stay 16 (the P·V mma
+    // 8 heads of 256 queries, d = 64; K is [8, 256, 64] row-major like Q and V. Rows per warp stay 16 (the P·V mma
     // says [16, D]), so 4 warps take BM = 64 and 8 warps BM = 128, and warp_tile must span BN: 4 of the 16 sets lower.
     let flops = 4.0 * 8.0 * 256.0 * 256.0 * 64.0;
     let o = run(&[
-        "tune", &input, "--bundle", &out.display().to_string(), "--target", "sm_90", "--arg", "Q=8x256x64", "--arg", "K=64x2048", "--arg",
+        "tune", &input, "--bundle", &out.display().to_string(), "--target", "sm_90", "--arg", "Q=8x256x64", "--arg", "K=8x256x64", "--arg",
         "V=8x256x64", "--arg", "O=8x256x64", "--flops", &flops.to_string(), "--stages", "2", "--warps", "4,8", "--fragments", "on", "--param",
         "BM=64,128", "--param", "BN=32,64", "--param", "warp_tile=16x32,16x64", "--repeat", "7", "--warmup", "2", "--seed", "5",
     ]);
@@ -376,7 +376,7 @@ fn any_kernel_is_tuned_through_timing_bundles_made_at_its_argument_shapes() {
             described,
             [
                 ("Q".to_string(), json!([8, 256, 64]), "row_major".to_string(), 8 * 256 * 64, 0),
-                ("K".to_string(), json!([64, 2048]), "col_major".to_string(), 64 * 2048, 1),
+                ("K".to_string(), json!([8, 256, 64]), "row_major".to_string(), 8 * 256 * 64, 1),
                 ("V".to_string(), json!([8, 256, 64]), "row_major".to_string(), 8 * 256 * 64, 2),
                 ("O".to_string(), json!([8, 256, 64]), "row_major".to_string(), 8 * 256 * 64, 3),
             ]
@@ -398,7 +398,7 @@ fn any_kernel_is_tuned_through_timing_bundles_made_at_its_argument_shapes() {
     // The written kernel parses and keeps its body (the parameters' names in the shapes).
     assert!(tilec_ir::parse_module(&text).is_ok() && text.contains("tile.alloc_shared : tile<BMxDxf16, shared>"), "{text}");
     let err = stderr(&o);
-    assert!(err.contains("@attention_fwd at Q=8x256x64 K=64x2048 V=8x256x64 O=8x256x64:") && err.contains("2 candidate(s) that ran (timed; not checked), 0.4000 ms"), "{err}");
+    assert!(err.contains("@attention_fwd at Q=8x256x64 K=8x256x64 V=8x256x64 O=8x256x64:") && err.contains("2 candidate(s) that ran (timed; not checked), 0.4000 ms"), "{err}");
 
     // A list value only for warp_tile, and of two positive extents.
     for bad in ["warp_tile=16x32x8", "warp_tile=16", "BM=16x32", "warp_tile=0x32"] {
@@ -410,12 +410,13 @@ fn any_kernel_is_tuned_through_timing_bundles_made_at_its_argument_shapes() {
 #[test]
 fn timing_bundles_carry_no_data_at_any_size() {
     let tmp = temp_dir("timing-bundle");
-    let input = format!("{}/../examples/attention_fwd_d128.tir", env!("CARGO_MANIFEST_DIR"));
+    let input = format!("{}/../examples/attention_fwd.tir", env!("CARGO_MANIFEST_DIR"));
     let dir = tmp.join("b");
     // The benchmark's shape: 4 * 32 heads of 4096 queries, d = 128 (4 x 128 MiB of f16): nothing is filled here.
     let o = run(&[
         "bundle", &input, "-o", &dir.display().to_string(), "--target", "sm_90", "--no-oracle", "--repeat", "20", "--warmup", "3", "--flops",
-        "1099511627776", "--arg", "Q=128x4096x128", "--arg", "K=128x524288", "--arg", "V=128x4096x128", "--arg", "O=128x4096x128",
+        "1099511627776", "--param", "D=128", "--arg", "Q=128x4096x128", "--arg", "K=128x4096x128", "--arg", "V=128x4096x128", "--arg",
+        "O=128x4096x128",
     ]);
     assert_ok(&o);
     let files: BTreeSet<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -431,7 +432,7 @@ fn timing_bundles_carry_no_data_at_any_size() {
     // Values from files need the oracle's bundle.
     let values = tmp.join("q.txt");
     std::fs::write(&values, "1 2 3").unwrap();
-    let o = run(&["bundle", &input, "-o", &dir.display().to_string(), "--no-oracle", "--input", &format!("Q={}", values.display())]);
+    let o = run(&["bundle", &input, "-o", &dir.display().to_string(), "--no-oracle", "--param", "D=128", "--input", &format!("Q={}", values.display())]);
     assert_fails(&o, 1, "--input gives values");
     let _ = std::fs::remove_dir_all(&tmp);
 }
