@@ -156,6 +156,10 @@ prepare)
     # assembled, not run: its register counts must fit what ptxas allocated, which nothing checks yet.)
     "$TILEC" bundle examples/hopper/mbarrier_rounds.tir -o "$DEV/$out/mbarrier_rounds" --target sm_90a --backend "$backend"
     "$TILEC" bundle tests/lit/backend/Inputs/wgmma_sync.tir -o "$DEV/$out/wgmma_sync" --target sm_90a --backend "$backend"
+    # One warpgroup's 64x64 tile through nvgpu.warpgroup.mma (wgmma.mma_async m64n64k16, A and B read from
+    # 128-byte-swizzled shared tiles through descriptors); expected results from the simulator, whose f32
+    # accumulation order inside one wgmma the GPU need not share (compare's tolerance covers it).
+    "$TILEC" bundle examples/hopper/wgmma_gemm_tile.tir -o "$DEV/$out/wgmma_gemm_tile" --target sm_90a --backend "$backend"
     # TMA (issue 18): 64x64 boxes of a ragged 100x72 f16 tensor through tensor maps the runner encodes
     # (cuTensorMapEncodeTiled, 128-byte swizzle), completing on an mbarrier; 2x + 1 in shared memory; TMA
     # stores clipped at %B's edge; and with %B 128x128, the zero fill of the boxes' part outside %A.

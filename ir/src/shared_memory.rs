@@ -2,6 +2,10 @@
 //! [`SHARED_ALIGN`]-aligned offset), the alignment, and the limits. The backends, the warp simulator, the
 //! bank-conflict analysis, software pipelining and `check-resources` all place tiles through this module, so
 //! the addresses they reason about are the addresses the PTX uses.
+//!
+//! A tile that `nvgpu.warpgroup.generate.descriptor` reads is aligned to [`WGMMA_ALIGN`] (1024 bytes) instead:
+//! wgmma swizzles shared *addresses* (bits 4-6 by bits 7-9 for 128 bytes), the tile's layout swizzles *offsets*,
+//! and the two agree when the tile starts at a multiple of the largest swizzle pattern (8 rows of 128 bytes).
 
 use crate::body::{Func, OpId};
 use crate::ops::OpKind;
@@ -10,6 +14,10 @@ use crate::types::{TileType, Type};
 
 /// Alignment of every shared allocation, in bytes (both backends declare their arrays with it).
 pub const SHARED_ALIGN: u64 = 128;
+
+/// Alignment of a shared tile that a wgmma descriptor reads: the 128-byte swizzle's pattern repeats every
+/// 1024 bytes (the descriptor's base offset, 0 here, would otherwise have to say where the tile starts in it).
+pub const WGMMA_ALIGN: u64 = 1024;
 
 /// The most static shared memory a kernel may declare (48 KiB); more needs dynamic shared memory.
 pub const STATIC_SHARED_LIMIT: u64 = 48 * 1024;
@@ -35,10 +43,12 @@ pub struct PlacedAllocation<'f> {
     pub op: OpId,
     /// The tile it allocates (`None` when the op does not produce a tile: the verifier rejects that).
     pub tile: Option<&'f TileType>,
-    /// Byte offset in the block's shared memory (a multiple of [`SHARED_ALIGN`]).
+    /// Byte offset in the block's shared memory (a multiple of `align`).
     pub offset: u64,
     /// Size in bytes ([`tile_bytes`]).
     pub bytes: u64,
+    /// Its alignment: [`SHARED_ALIGN`], or [`WGMMA_ALIGN`] for a tile a wgmma descriptor reads.
+    pub align: u64,
 }
 
 impl PlacedAllocation<'_> {
@@ -49,7 +59,7 @@ impl PlacedAllocation<'_> {
 }
 
 /// Every `tile.alloc_shared` and `nvgpu.mbarrier.create` of `func` in program order, each at the next [`SHARED_ALIGN`]-aligned offset
-/// after the previous one (a swizzled TMA tile at the next multiple of its swizzle's repeat, `crate::tma::tile_alignments`). Callers decide what is an error (a shape that is not static, a total over a limit).
+/// after the previous one (a swizzled TMA tile or a wgmma-read tile at the next multiple of its [`tile_alignments`]). Callers decide what is an error (a shape that is not static, a total over a limit).
 pub fn place_shared_allocations(func: &Func) -> Vec<PlacedAllocation<'_>> {
     let mut ops = Vec::new();
     func.body.walk(func.entry, &mut |op| {
@@ -60,8 +70,8 @@ pub fn place_shared_allocations(func: &Func) -> Vec<PlacedAllocation<'_>> {
     });
     let mut placed = Vec::with_capacity(ops.len());
     let mut next = 0u64;
-    // A swizzled TMA tile starts at a multiple of its swizzle's repeat (kernels without TMA: none).
-    let tma_aligned = crate::tma::tile_alignments(func);
+    // A swizzled TMA tile, or a tile a wgmma descriptor reads, starts at a multiple of its swizzle's repeat.
+    let aligned = tile_alignments(func);
     for op in ops {
         let result = func.body.op(op).result();
         let tile = match result.map(|r| func.body.ty(r)) {
@@ -69,14 +79,28 @@ pub fn place_shared_allocations(func: &Func) -> Vec<PlacedAllocation<'_>> {
             _ => None,
         };
         let bytes = tile.map_or(0, tile_bytes);
-        let offset = match result.and_then(|r| tma_aligned.get(&r)) {
-            Some(&align) => next.div_ceil(align).saturating_mul(align),
-            None => align_shared(next),
-        };
+        let align = result.and_then(|r| aligned.get(&r)).copied().unwrap_or(SHARED_ALIGN);
+        let offset = next.div_ceil(align).saturating_mul(align);
         next = offset.saturating_add(bytes);
-        placed.push(PlacedAllocation { op, tile, offset, bytes });
+        placed.push(PlacedAllocation { op, tile, offset, bytes, align });
     }
     placed
+}
+
+/// The alignment (more than [`SHARED_ALIGN`]) each shared tile needs, by its value: a swizzled TMA tile's
+/// repeat (`crate::tma::tile_alignments`), [`WGMMA_ALIGN`] for a tile a wgmma descriptor reads.
+pub fn tile_alignments(func: &Func) -> std::collections::HashMap<crate::body::Value, u64> {
+    let mut align = crate::tma::tile_alignments(func);
+    func.body.walk(func.entry, &mut |id| {
+        let op = func.body.op(id);
+        if op.kind == OpKind::WarpgroupGenerateDescriptor {
+            if let Some(&tile) = op.operands.first() {
+                let entry = align.entry(tile).or_insert(WGMMA_ALIGN);
+                *entry = (*entry).max(WGMMA_ALIGN);
+            }
+        }
+    });
+    align
 }
 
 /// The shared memory `func`'s allocations take in total (the end of the last one).

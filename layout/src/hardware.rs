@@ -15,7 +15,8 @@
 //!
 //! The warpgroup layouts (`wgmma.m64n<N>k16.f32.d`, sm_90a) span the 128 threads of a warpgroup: their
 //! `lane` dimension is the thread's index in the warpgroup (7 bits, the warp in the top two), from the PTX
-//! ISA's wgmma D fragment figure (checked against the ISA's formula in `tests/wgmma_d.rs`).
+//! ISA's wgmma D fragment figure (checked against the ISA's formula in `tests/wgmma_d.rs`), and the A
+//! operand of a wgmma that reads A from registers (`wgmma.m64k16.f16.a`, ..., `tests/wgmma_a.rs`).
 //!
 //! Every fragment listed here has power-of-two extents, so each is an exact
 //! linear layout. Two kinds are not bijective and say so in
@@ -296,6 +297,7 @@ fn entries() -> Vec<Entry> {
     }
     v.push(entry("wmma.m8n8k32.s32.c", [8, 8], 32, &[c(1)], lanes_rows_by_group(c(2), c(4)), WMMA));
     v.extend(wgmma_accumulators());
+    v.extend(wgmma_a_fragments());
     v
 }
 
@@ -304,6 +306,33 @@ const WGMMA_D: &str = "PTX ISA wgmma .m64nNk16 register fragment layout for the 
     col = 8*(i >> 2) + 2*threadID_in_group + (i & 1), for value i in 0..N/2";
 const WARPGROUP_NOTE: &str = "a warpgroup layout: `lane` is the thread's index in the warpgroup (0..128), its warp \
     lane / 32; each of the four warps holds 16 rows, as one m16nN mma.sync accumulator";
+
+const WGMMA_A: &str = "PTX ISA wgmma register fragment layout for matrix A (A from registers, 128 threads of a \
+    warpgroup): warp w = thread/32 holds rows 16w..16w+15 as the mma.sync m16n8k16 (16-bit) or m16n8k32 (8-bit) \
+    A fragment: 16-bit row = 16w + groupID + 8*((i >> 1) & 1), col = 2*threadID_in_group + (i & 1) + 8*(i >> 2), \
+    i in 0..8; 8-bit row = 16w + groupID + 8*((i >> 2) & 1), col = 4*threadID_in_group + (i & 3) + 16*(i >> 3), \
+    i in 0..16";
+
+const WARPGROUP_A_NOTE: &str = "a warpgroup layout: `lane` is the thread's index in the warpgroup (0..128), its \
+    warp lane / 32; each of the four warps holds 16 rows, as one mma.sync A fragment";
+
+/// `wgmma.m64k16.{f16,bf16}.a` and `wgmma.m64k32.{s8,u8}.a`: the A operand of a wgmma that reads A from
+/// registers (the same for every N). Value bits: 16-bit, the column pair, the row half (+8), the 8-column half;
+/// 8-bit, the four columns of a register, the row half, the 16-column half. Thread bits as the accumulator's.
+fn wgmma_a_fragments() -> Vec<Entry> {
+    let mut v = Vec::new();
+    for t in ["f16", "bf16"] {
+        let lane = vec![c(2), c(4), r(1), r(2), r(4), r(16), r(32)];
+        let e = entry(format!("wgmma.m64k16.{t}.a"), [64, 16], 16, &[c(1), r(8), c(8)], [Z; 5], WGMMA_A);
+        v.push(Entry { lane, note: Some(WARPGROUP_A_NOTE), ..e });
+    }
+    for t in ["s8", "u8"] {
+        let lane = vec![c(4), c(8), r(1), r(2), r(4), r(16), r(32)];
+        let e = entry(format!("wgmma.m64k32.{t}.a"), [64, 32], 8, &[c(1), c(2), r(8), c(16)], [Z; 5], WGMMA_A);
+        v.push(Entry { lane, note: Some(WARPGROUP_A_NOTE), ..e });
+    }
+    v
+}
 
 /// `wgmma.m64n<N>k16.f32.d` for the power-of-two N (8..256): the accumulator of a warpgroup MMA. Per thread
 /// N/2 f32 values: value bit 0 is the column pair, bit 1 the row half (+8), the rest walk the 8-column blocks;

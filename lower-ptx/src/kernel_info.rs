@@ -215,6 +215,9 @@ pub struct SharedAllocation {
     pub elem: ScalarType,
     /// Number of elements.
     pub elements: u64,
+    /// Alignment in bytes: [`SHARED_ALIGN`], or 1024 for a tile a wgmma descriptor reads
+    /// (`tilec_ir::shared_memory::WGMMA_ALIGN`).
+    pub align: u64,
 }
 
 /// Where every shared tile of a kernel lives.
@@ -248,10 +251,11 @@ impl SharedPlan {
                     "shared tiles need {next} bytes, more than the {MAX_SHARED_BYTES} a block can have"
                 )));
             }
-            allocations.push(SharedAllocation { op: placed.op, offset: placed.offset, bytes: placed.bytes, elem: tile.elem, elements });
+            allocations.push(SharedAllocation { op: placed.op, offset: placed.offset, bytes: placed.bytes, elem: tile.elem, elements, align: placed.align });
         }
         Ok(SharedPlan { allocations, total_bytes: next, dynamic: next > STATIC_SHARED_LIMIT })
     }
+
 
     /// The allocation made by `op`.
     pub fn allocation(&self, op: OpId) -> Option<&SharedAllocation> {

@@ -57,7 +57,7 @@ impl<'a> Kernel<'a> {
             shared: SharedPlan::new(func)?,
             written: written_arguments(func),
             tensor_maps,
-            shared_align: tilec_ir::tma::tile_alignments(func),
+            shared_align: tilec_ir::shared_memory::tile_alignments(func),
         })
     }
 
@@ -138,7 +138,7 @@ impl<'a> Kernel<'a> {
         if self.shared.dynamic && !alloc.offset.is_multiple_of(align) {
             return Err(self.unsupported(
                 op,
-                format!("a swizzled TMA tile must start at a multiple of {align} bytes; the dynamic shared memory places it at {}", alloc.offset),
+                format!("a swizzled TMA tile (or one a wgmma descriptor reads) must start at a multiple of {align} bytes; the dynamic shared memory places it at {}", alloc.offset),
             ));
         }
         Ok(SharedTile { result, tile, offset: alloc.offset, elements: alloc.elements, index, align })
@@ -441,6 +441,11 @@ pub(crate) trait EmitHopper {
     fn wgmma_commit_group(&mut self, op: &Operation, v: &typed::WgmmaCommitGroup) -> Result<()>;
     /// `wgmma.wait_group.sync.aligned N` (sm_90a).
     fn wgmma_wait_group(&mut self, op: &Operation, v: &typed::WgmmaWaitGroup) -> Result<()>;
+    /// The 64-bit matrix descriptor of `%tensor[indices]` (sm_90a): `((address & 0x3ffff) >> 4)` or'ed with
+    /// the constant fields ([`wgmma_descriptor_bits`]).
+    fn warpgroup_generate_descriptor(&mut self, op: &Operation, v: &typed::WarpgroupGenerateDescriptor) -> Result<()>;
+    /// One `wgmma.mma_async.sync.aligned.m64nNkK` with both operands in shared memory (sm_90a).
+    fn warpgroup_mma(&mut self, op: &Operation, v: &typed::WarpgroupMma) -> Result<()>;
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (sm_90a): `increase` for `.inc`.
     fn setmaxnreg(&mut self, op: &Operation, increase: bool, count: u32) -> Result<()>;
     /// A TMA load through tensor map `map` ([`Kernel::tensor_maps`]); coordinates are in the tile's axis
@@ -475,6 +480,34 @@ pub(crate) trait EmitScalar {
     fn cast(&mut self, op: &Operation, v: &typed::Cast) -> Result<()>;
     fn fill(&mut self, op: &Operation, v: &typed::Fill) -> Result<()>;
     fn splat(&mut self, op: &Operation, v: &typed::Splat) -> Result<()>;
+}
+
+/// The descriptor bits that do not depend on the address ([`tilec_ir::ops::wgmma::constant_bits`]).
+pub(crate) fn wgmma_descriptor_bits(v: &typed::WarpgroupGenerateDescriptor) -> u64 {
+    tilec_ir::ops::wgmma::constant_bits(v).unwrap_or(0)
+}
+
+/// The PTX type names of an `nvgpu.warpgroup.mma`: A's and B's (`f16`, `bf16`, `s8`, `u8`, from the tiles of
+/// their descriptors) and D's (`f32` or `s32`).
+pub(crate) fn wgmma_types(func: &Func, v: &typed::WarpgroupMma) -> Option<(&'static str, &'static str, &'static str)> {
+    let body = &func.body;
+    let elem = |d: Value| {
+        body.defining_op(d)
+            .map(|o| body.op(o))
+            .filter(|o| o.kind == tilec_ir::OpKind::WarpgroupGenerateDescriptor)
+            .and_then(|o| o.operands.first())
+            .map(|&t| body.ty(t).element_type())
+    };
+    let name = |e: ScalarType| match e {
+        ScalarType::F16 => Some("f16"),
+        ScalarType::BF16 => Some("bf16"),
+        ScalarType::I8 => Some("s8"),
+        ScalarType::U8 => Some("u8"),
+        _ => None,
+    };
+    let (a, b) = (elem(v.descriptor_a)?, elem(v.descriptor_b)?);
+    let d = if a.is_integer() { "s32" } else { "f32" };
+    Some((name(a)?, name(b)?, d))
 }
 
 /// A backend: the kernel, loops, the nvgpu ops (Hopper's too) and the scalar ops.
@@ -543,6 +576,8 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         AnyOp::MBarrierArriveExpectTx(v) => e.mbarrier_arrive_expect_tx(op, &v),
         AnyOp::MBarrierTryWaitParity(v) => e.mbarrier_try_wait_parity(op, &v),
         AnyOp::WgmmaFence(v) => e.wgmma_fence(op, &v),
+        AnyOp::WarpgroupGenerateDescriptor(v) => e.warpgroup_generate_descriptor(op, &v),
+        AnyOp::WarpgroupMma(v) => e.warpgroup_mma(op, &v),
         AnyOp::WgmmaCommitGroup(v) => e.wgmma_commit_group(op, &v),
         AnyOp::WgmmaWaitGroup(v) => e.wgmma_wait_group(op, &v),
         AnyOp::SetMaxNRegInc(v) => e.setmaxnreg(op, true, v.count),

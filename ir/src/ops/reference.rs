@@ -26,7 +26,11 @@ impl OpKind {
                 Target::Sm90
             }
             // wgmma is one of sm_90a's architecture-specific features.
-            OpKind::WgmmaFence | OpKind::WgmmaCommitGroup | OpKind::WgmmaWaitGroup => Target::Sm90a,
+            OpKind::WgmmaFence
+            | OpKind::WgmmaCommitGroup
+            | OpKind::WgmmaWaitGroup
+            | OpKind::WarpgroupGenerateDescriptor
+            | OpKind::WarpgroupMma => Target::Sm90a,
             OpKind::SetMaxNRegInc | OpKind::SetMaxNRegDec => Target::Sm90a,
             _ => Target::Sm80,
         }

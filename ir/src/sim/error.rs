@@ -154,6 +154,11 @@ pub enum SimError {
     #[error("'{op}': {message} ({at})")]
     MBarrier { span: Span, op: &'static str, at: Place, message: String },
 
+    /// Misuse of warpgroup MMA: a missing `nvgpu.wgmma.fence` or proxy fence, a D read before its group
+    /// retired, a descriptor that does not describe a shared matrix.
+    #[error("'{op}': {message} ({at})")]
+    Wgmma { span: Span, op: &'static str, at: Place, message: String },
+
     /// A per-thread value is larger than a thread's registers could hold.
     #[error("'{op}': a vector of {elements} elements per thread is more than the simulator allows ({limit})")]
     TooLarge { span: Span, op: &'static str, elements: u64, limit: u64 },
@@ -185,6 +190,7 @@ impl SimError {
             | SimError::SharedMemoryExceeded { span, .. }
             | SimError::Undefined { span, .. }
             | SimError::MBarrier { span, .. }
+            | SimError::Wgmma { span, .. }
             | SimError::TooLarge { span, .. } => *span,
         }
     }

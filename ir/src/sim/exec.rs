@@ -13,6 +13,7 @@ use crate::types::{MemorySpace, ScalarType, Type};
 use super::error::{LaneMask, Place, SimError};
 use super::memory::{byte_range, func_span, locate, BlockShared, MemRef, PendingCopy, Run, SharedLayout, storage_layout};
 use super::mbarrier::{MBarriers, Waiting};
+use super::wgmma::WarpWgmma;
 use super::race::{RaceDetector, RaceSpace};
 use super::{matrix, mma, Probe, SimArg, SimOptions, SimTrace, MAX_VECTOR_ELEMENTS};
 
@@ -23,6 +24,10 @@ pub(super) enum Val {
     Num(f64),
     Vector(Vec<f64>),
     Mem(MemRef),
+    /// A wgmma matrix descriptor ([`super::wgmma`]): read by `nvgpu.warpgroup.mma` only.
+    Descriptor(u64),
+    /// The D of the `nvgpu.warpgroup.mma` with this id, not yet retired by a `nvgpu.wgmma.wait_group`.
+    Pending(u32),
 }
 
 /// Everything a warp's ops touch besides its registers.
@@ -67,8 +72,11 @@ struct Frame {
 pub(super) struct Warp {
     pub id: u32,
     regs: Vec<Vec<Val>>,
+    /// For each value, the warp's wgmma fence count when it was last written ([`super::wgmma`]).
+    epochs: Vec<u32>,
     frames: Vec<Frame>,
     state: WarpState,
+    pub(super) wgmma: WarpWgmma,
 }
 
 /// Fuel and probes, shared by every warp of the launch.
@@ -87,7 +95,8 @@ pub(super) fn run(func: &Func, args: &mut [SimArg], launch: &super::Launch, opti
     }
     let mut budget = Budget { options, used: 0, probes: Vec::new() };
     let race = RefCell::new(RaceDetector::new(options.race_detection, layout.tiles.len(), args.len()));
-    let tracks_generic_writes = super::tma::has_tma_store(func);
+    // Kernels with TMA stores or wgmma read shared memory through the async proxy: the fence check needs the writes.
+    let tracks_generic_writes = super::tma::has_tma_store(func) || super::wgmma::has_wgmma(func);
     let [gx, gy, gz] = launch.grid;
     let mut blocks = 0;
     for z in 0..gz {
@@ -147,6 +156,8 @@ fn run_block(ctx: &mut Ctx<'_>, num_warps: u32, budget: &mut Budget<'_>) -> Resu
             let mut w = Warp {
                 id,
                 regs: vec![Vec::new(); func.body.values.len()],
+                epochs: vec![0; func.body.values.len()],
+                wgmma: WarpWgmma::default(),
                 frames: vec![Frame { block: func.entry, pos: 0, mask: u32::MAX, diverged_by: None, looping: None }],
                 state: WarpState::Running,
             };
@@ -217,6 +228,45 @@ impl Warp {
             *slot = vec![Val::Undef; 32];
         }
         slot[lane as usize] = val;
+        self.epochs[v.index()] = self.wgmma.fence_epoch;
+    }
+
+    /// A loop's copy of `from` into `to` (an init or a yield: a phi, not a register write, so `to` keeps
+    /// `from`'s wgmma fence count).
+    fn copy(&mut self, from: Value, to: Value, lane: u32) {
+        let v = self.val(from, lane).clone();
+        self.set(to, lane, v);
+        self.epochs[to.index()] = self.epochs[from.index()];
+    }
+
+    /// The warp's wgmma fence count when `v` was last written.
+    pub fn epoch(&self, v: Value) -> u32 {
+        self.epochs[v.index()]
+    }
+
+    /// Replaces every register holding a pending wgmma D that `retired(id, lane)` returns values for.
+    pub fn retire(&mut self, retired: impl Fn(u32, u32) -> Option<Vec<f64>>) {
+        for slot in &mut self.regs {
+            for (lane, val) in slot.iter_mut().enumerate() {
+                if let Val::Pending(id) = val {
+                    if let Some(values) = retired(*id, lane as u32) {
+                        *val = Val::Vector(values);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The error for reading a pending wgmma D or using a descriptor as a number.
+    fn opaque(&self, ctx: &Ctx<'_>, op: &Operation, v: Value, lane: u32) -> Option<SimError> {
+        let message = match self.val(v, lane) {
+            Val::Pending(_) => {
+                "reads the D of a 'nvgpu.warpgroup.mma' before a 'nvgpu.wgmma.commit_group' and 'nvgpu.wgmma.wait_group' retired it"
+            }
+            Val::Descriptor(_) => "uses a wgmma descriptor as a number: only 'nvgpu.warpgroup.mma' reads descriptors",
+            _ => return None,
+        };
+        Some(SimError::Wgmma { span: op.span, op: op.kind.name(), at: self.place(ctx), message: format!("lane {lane} {message}") })
     }
 
     fn undefined(&self, ctx: &Ctx<'_>, op: &Operation, lane: u32) -> SimError {
@@ -226,7 +276,7 @@ impl Warp {
     pub fn num(&self, ctx: &Ctx<'_>, op: &Operation, v: Value, lane: u32) -> Result<f64, SimError> {
         match self.val(v, lane) {
             Val::Num(x) => Ok(*x),
-            _ => Err(self.undefined(ctx, op, lane)),
+            _ => Err(self.opaque(ctx, op, v, lane).unwrap_or_else(|| self.undefined(ctx, op, lane))),
         }
     }
 
@@ -237,7 +287,7 @@ impl Warp {
     pub fn vector(&self, ctx: &Ctx<'_>, op: &Operation, v: Value, lane: u32) -> Result<&[f64], SimError> {
         match self.val(v, lane) {
             Val::Vector(x) => Ok(x),
-            _ => Err(self.undefined(ctx, op, lane)),
+            _ => Err(self.opaque(ctx, op, v, lane).unwrap_or_else(|| self.undefined(ctx, op, lane))),
         }
     }
 
@@ -265,6 +315,19 @@ impl Warp {
             race.write(space, len, run.positions(count).map(|p| (p, false)), self.id, op.span, name, place)
         } else {
             race.read(space, len, run.positions(count), self.id, op.span, name, place)
+        }
+    }
+
+    /// Fails when a `nvgpu.warpgroup.mma` in flight reads a byte of `bytes` (the write would race with it).
+    pub fn check_not_in_flight(&self, ctx: &Ctx<'_>, op: &Operation, bytes: (u64, u64)) -> Result<(), SimError> {
+        match ctx.shared.async_read_in(bytes) {
+            None => Ok(()),
+            Some(a) => Err(SimError::Wgmma {
+                span: op.span,
+                op: op.kind.name(),
+                at: self.place(ctx),
+                message: format!("writes shared address {a:#x}, which a 'nvgpu.warpgroup.mma' in flight reads: wait for its group first"),
+            }),
         }
     }
 
@@ -349,16 +412,14 @@ impl Warp {
             (state.iv[l], state.upper[l], state.step[l]) = (lb, ub, st);
             // The results hold the initial values until the lane's last iteration yields.
             for (&init, &result) in inits.iter().zip(&op.results) {
-                let v = self.val(init, lane).clone();
-                self.set(result, lane, v);
+                self.copy(init, result, lane);
             }
             if lb < ub {
                 run |= 1 << lane;
                 let args = body.block(region).args.clone();
                 self.set(args[0], lane, Val::Num(lb as f64));
                 for (&init, &arg) in inits.iter().zip(&args[1..]) {
-                    let v = self.val(init, lane).clone();
-                    self.set(arg, lane, v);
+                    self.copy(init, arg, lane);
                 }
             }
         }
@@ -395,19 +456,21 @@ impl Warp {
         for lane in lanes(mask) {
             let l = lane as usize;
             let iv = state.iv[l].saturating_add(state.step[l]);
-            let yielded: Vec<Val> = values.iter().map(|&v| self.val(v, lane).clone()).collect();
+            let yielded: Vec<(Val, u32)> = values.iter().map(|&v| (self.val(v, lane).clone(), self.epoch(v))).collect();
             updates.push((lane, iv, iv < state.upper[l], yielded));
         }
         for (lane, iv, continues, yielded) in updates {
             if continues {
                 next |= 1 << lane;
                 self.set(args[0], lane, Val::Num(iv as f64));
-                for (v, &arg) in yielded.into_iter().zip(&args[1..]) {
+                for ((v, epoch), &arg) in yielded.into_iter().zip(&args[1..]) {
                     self.set(arg, lane, v);
+                    self.epochs[arg.index()] = epoch;
                 }
             } else {
-                for (v, &result) in yielded.into_iter().zip(&loop_op.results) {
+                for ((v, epoch), &result) in yielded.into_iter().zip(&loop_op.results) {
                     self.set(result, lane, v);
+                    self.epochs[result.index()] = epoch;
                 }
             }
         }
@@ -657,9 +720,12 @@ impl Warp {
             AnyOp::TmaCommitGroup(_) => self.tma_group(ctx, None, mask),
             AnyOp::TmaWaitGroup(wait) => self.tma_group(ctx, Some(wait.num_groups), mask),
             AnyOp::FenceProxyAsync(_) => self.fence_proxy_async(ctx),
-            // Warpgroup-collective (`.sync.aligned`): the warp must be converged. No `wgmma.mma_async` exists
-            // yet, so every wgmma group is empty and complete: the fence, commit and wait change nothing else.
-            AnyOp::WgmmaFence(_) | AnyOp::WgmmaCommitGroup(_) | AnyOp::WgmmaWaitGroup(_) => self.require_converged(ctx, op)?,
+            // Warpgroup-collective (`.sync.aligned`): the warp must be converged ([`super::wgmma`]).
+            AnyOp::WgmmaFence(_) => self.wgmma_fence(ctx, op)?,
+            AnyOp::WgmmaCommitGroup(_) => self.wgmma_commit(ctx, op)?,
+            AnyOp::WgmmaWaitGroup(w) => self.wgmma_wait(ctx, op, w.num_groups)?,
+            AnyOp::WarpgroupGenerateDescriptor(d) => self.generate_descriptor(ctx, op, &d, mask)?,
+            AnyOp::WarpgroupMma(mma) => self.warpgroup_mma(ctx, op, &mma)?,
             // Register allocation: nothing a program can observe but convergence.
             AnyOp::SetMaxNRegInc(_) | AnyOp::SetMaxNRegDec(_) => self.require_converged(ctx, op)?,
             AnyOp::MBarrierArrive(a) => self.mbarrier_arrive(ctx, op, (a.barriers, a.mbar_id), None, None, mask)?,
@@ -876,10 +942,11 @@ impl Warp {
             let index = self.indices(ctx, op, &store.indices, lane)?;
             let (run, bytes) = self.access(ctx, op, lane, mem, &index, count, access_align(&ty, count))?;
             if let MemRef::Shared(_) = mem {
-                // A TMA store not yet waited for still reads these bytes.
+                // A TMA store not yet waited for still reads these bytes, or a wgmma in flight.
                 if let Some(address) = ctx.shared.bulk_read_in(bytes) {
                     return Err(SimError::AsyncHazard { span: op.span, op: op.kind.name(), at: self.place(ctx), lane, address });
                 }
+                self.check_not_in_flight(ctx, op, bytes)?;
                 ctx.shared.generic_write(self.id, bytes);
             }
             let values: Vec<f64> = match self.val(value, lane) {
@@ -943,6 +1010,7 @@ impl Warp {
                 }
             }
             let (run, bytes) = self.access(ctx, op, lane, dm, &di, n, Some(size))?;
+            self.check_not_in_flight(ctx, op, bytes)?;
             let MemRef::Shared(tile) = dm else { return Err(malformed(op)) };
             ctx.shared.issue((self.id * 32 + lane) as usize, PendingCopy { tile, run, values, bytes, span: op.span });
         }

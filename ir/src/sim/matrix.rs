@@ -140,6 +140,11 @@ pub(super) fn stmatrix(w: &mut Warp, ctx: &mut Ctx<'_>, op: &Operation, st: &typ
             }
         }
     }
+    // A generic-proxy write (for the async-proxy fence check): the whole tile, conservatively.
+    let t = &ctx.shared.tiles[tile];
+    let end = t.base + (t.data.values.len() as u64 * u64::from(t.data.elem.bit_width())).div_ceil(8);
+    w.check_not_in_flight(ctx, op, (t.base, end))?;
+    ctx.shared.generic_write(w.id, (t.base, end));
     // The writes, for the race detector: two warps storing the same value to an element (the copies of a
     // register tile replicated over the warps) do not race, as for `nvgpu.store`.
     let data = &ctx.shared.tiles[tile].data;

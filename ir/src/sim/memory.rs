@@ -161,6 +161,15 @@ pub(super) struct BlockShared {
     /// Per warp, the shared byte ranges it wrote through the generic proxy since its last
     /// `fence.proxy.async`.
     unfenced: Vec<Vec<(u64, u64)>>,
+    /// Per tile, from a physical element offset to the element's position in the (row-major) data: built
+    /// when wgmma first reads the tile by address.
+    inverse: Vec<Option<Vec<usize>>>,
+    /// The `nvgpu.warpgroup.mma`s each warpgroup issued, by (warpgroup, issue number): descriptors and shape,
+    /// as the first of its warps issued them (the others must issue the same).
+    pub wgmma_issues: std::collections::HashMap<(u32, u64), (u64, u64, [u32; 3])>,
+    /// For each byte, how many `nvgpu.warpgroup.mma`s in flight (issued, not yet retired by a wait) read it:
+    /// the hardware may read it any time until then, so no one may write it.
+    async_reads: Vec<u16>,
 }
 
 impl BlockShared {
@@ -173,7 +182,24 @@ impl BlockShared {
             bulk: vec![Default::default(); threads],
             track_generic_writes: false,
             unfenced: vec![Vec::new(); threads.div_ceil(32)],
+            inverse: vec![None; layout.tiles.len()],
+            wgmma_issues: std::collections::HashMap::new(),
+            async_reads: vec![0; layout.bytes as usize],
         }
+    }
+
+    /// A wgmma in flight reads `[start, end)` (`add`), or has retired (`!add`).
+    pub fn async_read(&mut self, (start, end): (u64, u64), add: bool) {
+        for b in start..end {
+            if let Some(n) = self.async_reads.get_mut(b as usize) {
+                *n = if add { n.saturating_add(1) } else { n.saturating_sub(1) };
+            }
+        }
+    }
+
+    /// The first byte in `[start, end)` that a wgmma in flight reads.
+    pub fn async_read_in(&self, (start, end): (u64, u64)) -> Option<u64> {
+        (start..end).find(|&b| self.async_reads.get(b as usize).is_some_and(|&n| n > 0))
     }
 
     /// The first byte in `[start, end)` that a TMA store not yet waited for reads, if any.
@@ -233,6 +259,30 @@ impl BlockShared {
         })
     }
 
+    /// The position in tile `tile`'s data of the element at physical offset `physical`.
+    pub fn logical_position(&mut self, tile: usize, physical: usize) -> Option<usize> {
+        if self.inverse.get(tile)?.is_none() {
+            let t = &self.tiles[tile];
+            let shape: Vec<u64> = t.data.shape.iter().map(|&n| n as u64).collect();
+            let n = t.data.values.len();
+            let mut inverse = vec![usize::MAX; n];
+            let mut index = vec![0i64; shape.len()];
+            for position in 0..n {
+                let mut rest = position;
+                for axis in (0..shape.len()).rev() {
+                    index[axis] = (rest % shape[axis] as usize) as i64;
+                    rest /= shape[axis] as usize;
+                }
+                let p = t.layout.element_offset(&shape, &index).and_then(|p| usize::try_from(p).ok());
+                if let Some(slot) = p.and_then(|p| inverse.get_mut(p)) {
+                    *slot = position;
+                }
+            }
+            self.inverse[tile] = Some(inverse);
+        }
+        self.inverse[tile].as_ref()?.get(physical).copied().filter(|&p| p != usize::MAX)
+    }
+
     /// The first byte in `[start, end)` that a pending copy writes, if any.
     pub fn pending_in(&self, (start, end): (u64, u64)) -> Option<u64> {
         (start..end).find(|&b| self.pending.get(b as usize).is_some_and(|&n| n > 0))
@@ -262,7 +312,7 @@ impl BlockShared {
                     let same_value =
                         copy.run.positions(copy.values.len()).zip(&copy.values).map(|(i, &v)| data.values.get(i) == Some(&round_to(data.elem, v))).collect();
                     landed.push(Landed { tile: copy.tile, run: copy.run, count: copy.values.len(), span: copy.span, same_value });
-                    self.land(copy);
+                    self.land(thread, copy);
                 }
             }
         }
@@ -279,7 +329,8 @@ impl BlockShared {
         }
     }
 
-    fn land(&mut self, copy: PendingCopy) {
+    fn land(&mut self, thread: usize, copy: PendingCopy) {
+        self.generic_write((thread / 32) as u32, copy.bytes);
         for b in copy.bytes.0..copy.bytes.1 {
             if let Some(n) = self.pending.get_mut(b as usize) {
                 *n = n.saturating_sub(1);

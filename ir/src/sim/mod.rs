@@ -31,6 +31,10 @@
 //!   permutation and zero fill, completing on an mbarrier's tx-count; stores with their bulk groups; the
 //!   race detector orders the async proxy's writes only through the mbarrier phase they complete.
 //!
+//! - warpgroup MMA (`nvgpu.warpgroup.mma`, [`wgmma`]): operands read from shared memory through matrix
+//!   descriptors (their swizzle modes), the accumulator in the ISA's layout, pending until a
+//!   `wgmma.wait_group` retires it; missing `wgmma.fence` and `fence.proxy.async` are errors.
+//!
 //! # Instruction semantics
 //! Each warp-level instruction is implemented from the PTX ISA's description, not from the layout catalogue
 //! of `tilec-layout` (so the two are independent; the seed tests check both against the hardware):
@@ -69,6 +73,7 @@ mod memory;
 mod mma;
 mod race;
 mod tma;
+mod wgmma;
 
 use std::fmt::Write as _;
 

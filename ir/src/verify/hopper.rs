@@ -8,6 +8,10 @@
 //! and ids are `index`, the phase parity and the predicate `i1`, as in MLIR. Which target lowers them is the
 //! catalogue's (`OpKind::min_target`: sm_90), checked where the target is known (`tilec check --target`).
 //!
+//! `nvgpu.warpgroup.mma` reads A and B through descriptors, and only through descriptors made by
+//! `nvgpu.warpgroup.generate.descriptor` in the same kernel (no arithmetic on descriptors): their tiles give
+//! the element types, and their tiles are `tile.alloc_shared` allocations, which the placement aligns to 1024
+//! bytes so that the swizzle the hardware applies to addresses is the one the tile's layout applies to offsets.
 //! TMA (`nvgpu.tma.async.load/store`): the tensor map follows from the global tile argument and the shared
 //! tile (`crate::tma`, whose limits the verifier reports at the op); a load completes on a barrier of a group.
 
@@ -50,6 +54,8 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: &AnyOp) -> boo
                 v.error(op.span, format!("'{}' count must be a multiple of 8 in 24..=256, found {count}", op.kind));
             }
         }
+        AnyOp::WarpgroupGenerateDescriptor(d) => descriptor(v, op, d),
+        AnyOp::WarpgroupMma(mma) => warpgroup_mma(v, op, mma),
         AnyOp::TmaAsyncLoad(load) => {
             tensor_map(v, op, load.tensor, load.dst, &load.coords);
             group(v, op, load.barriers, load.mbar_id);
@@ -66,6 +72,147 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: &AnyOp) -> boo
         _ => return false,
     }
     true
+}
+
+/// The swizzle modes of a wgmma descriptor, in bytes (0: none).
+pub const WGMMA_SWIZZLES: [u32; 4] = [0, 32, 64, 128];
+
+/// The `N` of `wgmma.mma_async.m64nNkK` for inputs of `bits` bits (16: f16/bf16, 8: s8/u8), from the PTX ISA's
+/// table of shapes: multiples of 8 up to 256 for 16-bit inputs; 8, 16, 24, then multiples of 16 up to 256
+/// for 8-bit integers.
+pub fn wgmma_n_supported(bits: u32, n: u32) -> bool {
+    match bits {
+        16 => (8..=256).contains(&n) && n.is_multiple_of(8),
+        8 => matches!(n, 8 | 16 | 24) || (32..=256).contains(&n) && n.is_multiple_of(16),
+        _ => false,
+    }
+}
+
+/// The element types `nvgpu.warpgroup.mma` reads from shared memory, and what they accumulate into.
+pub fn wgmma_accumulator(a: ScalarType, b: ScalarType) -> Option<ScalarType> {
+    use ScalarType::*;
+    match (a, b) {
+        (F16, F16) | (BF16, BF16) => Some(F32),
+        (I8 | U8, I8 | U8) => Some(I32),
+        _ => None,
+    }
+}
+
+/// `%tensor[indices]`: a rank-2 shared tile of 16- or 8-bit elements made by `tile.alloc_shared` (so the
+/// placement can align it for the swizzle), one `index` per axis; the modes and offsets the ISA encodes.
+fn descriptor(v: &mut Verifier<'_>, op: &Operation, d: &typed::WarpgroupGenerateDescriptor) {
+    let name = "'nvgpu.warpgroup.generate.descriptor'";
+    let body = &v.func.body;
+    let allocated = body.defining_op(d.tensor).is_some_and(|o| body.op(o).kind == OpKind::AllocShared);
+    let ty = v.ty(d.tensor);
+    match ty {
+        Type::Tile(t) if allocated && t.space == MemorySpace::Shared && t.rank() == 2 && t.static_shape().is_some() => {
+            if wgmma_accumulator(t.elem, t.elem).is_none() {
+                v.error(op.span, format!("{name} reads f16, bf16, i8 or u8 matrices, not '{}'", t.elem));
+            }
+            if d.indices.len() != 2 {
+                v.error(op.span, format!("{name} takes one index per axis of '{ty}' (2), found {}", d.indices.len()));
+            }
+        }
+        _ => v.error(op.span, format!("{name} needs a rank-2 shared tile of static shape made by 'tile.alloc_shared', found '{ty}'")),
+    }
+    for &i in &d.indices {
+        scalar(v, op, i, ScalarType::Index, "an index");
+    }
+    if !WGMMA_SWIZZLES.contains(&d.swizzle) {
+        v.error(op.span, format!("{name} swizzle must be 0, 32, 64 or 128 (bytes), found {}", d.swizzle));
+    }
+    for (what, bytes) in [("leadingByteOffset", d.leading_byte_offset), ("strideByteOffset", d.stride_byte_offset)] {
+        if !bytes.is_multiple_of(16) || bytes >= 1 << 18 {
+            v.error(op.span, format!("{name} {what} must be a multiple of 16 below 2^18 (14 bits of 16-byte units), found {bytes}"));
+        }
+    }
+    if let (Type::Tile(t), Some(mode)) = (ty, crate::ops::wgmma::swizzle_mode(d.swizzle)) {
+        layout_matches_mode(v, op, t, mode);
+    }
+    if d.swizzle != 0 && d.leading_byte_offset != 16 {
+        v.error(op.span, format!(
+            "{name} with a swizzle reads K-major rows of one swizzle atom, where the leading byte offset is unused: it must be 16 (encoded 1), found {}",
+            d.leading_byte_offset
+        ));
+    }
+    if v.result_type(op).is_some_and(|t| t != &Type::INDEX) {
+        v.error(op.span, format!("{name} returns the 64-bit descriptor as an 'index'"));
+    }
+}
+
+/// The tile's layout must be the one the descriptor's mode reads, or wgmma reads other elements than the
+/// program wrote: for a swizzle of `S` bytes, rows of `S` bytes under the mode's permutation
+/// (`#swizzle<B, 4 - log2 e, 3, #row_major>`, [`tilec_layout::SwizzleMode::element_swizzle`]); with none,
+/// row-major rows of 16 bytes (a core matrix's row; LBO and SBO place the core matrices).
+fn layout_matches_mode(v: &mut Verifier<'_>, op: &Operation, t: &crate::types::TileType, mode: tilec_layout::SwizzleMode) {
+    use tilec_layout::{Layout, SwizzleMode};
+    let elem_bytes = t.elem.bit_width() / 8;
+    let Some(cols) = t.static_shape().and_then(|s| s.last().copied()) else { return };
+    if t.space != MemorySpace::Shared || elem_bytes == 0 || t.rank() != 2 || wgmma_accumulator(t.elem, t.elem).is_none() {
+        return;
+    }
+    let row_bytes = cols * u64::from(elem_bytes);
+    let layout_mode = match &t.layout {
+        None | Some(Layout::RowMajor) => Some(SwizzleMode::None),
+        Some(Layout::Swizzled { swizzle, base }) if **base == Layout::RowMajor => SwizzleMode::of_element_swizzle(*swizzle, elem_bytes),
+        _ => None,
+    };
+    let want_bytes = if mode == SwizzleMode::None { 16 } else { mode.span_bytes() };
+    if layout_mode != Some(mode) || row_bytes != want_bytes {
+        let want = match mode.element_swizzle(elem_bytes) {
+            Some(s) if mode != SwizzleMode::None => format!("#swizzle<{}, {}, {}, #row_major>", s.bits, s.base, s.shift),
+            _ => "#row_major".to_string(),
+        };
+        let found = t.layout.as_ref().map_or("#row_major".to_string(), |l| l.to_string());
+        v.error(op.span, format!(
+            "'nvgpu.warpgroup.generate.descriptor' with swizzle = {} reads rows of {want_bytes} bytes laid out as {want}: the tile has rows of {row_bytes} bytes laid out as {found}",
+            mode.span_bytes() * u64::from(mode != SwizzleMode::None)
+        ));
+    }
+}
+
+/// `%da, %db, %c`: descriptors made by `nvgpu.warpgroup.generate.descriptor` (whose tiles give the element
+/// types), an instruction shape of the ISA, and C and D the thread's N/2 accumulator elements.
+fn warpgroup_mma(v: &mut Verifier<'_>, op: &Operation, mma: &typed::WarpgroupMma) {
+    whole_warpgroups(v, op);
+    let name = "'nvgpu.warpgroup.mma'";
+    let mut elems = Vec::new();
+    for (what, desc) in [("A", mma.descriptor_a), ("B", mma.descriptor_b)] {
+        let body = &v.func.body;
+        let source = body
+            .defining_op(desc)
+            .map(|d| body.op(d))
+            .filter(|d| d.kind == OpKind::WarpgroupGenerateDescriptor)
+            .and_then(|d| d.operands.first().copied());
+        match source.map(|t| v.ty(t)) {
+            Some(Type::Tile(t)) => elems.push(t.elem),
+            _ => v.error(op.span, format!("{name}: {what} must be a descriptor made by 'nvgpu.warpgroup.generate.descriptor'")),
+        }
+    }
+    let [a, b] = elems[..] else { return };
+    let Some(acc) = wgmma_accumulator(a, b) else {
+        v.error(op.span, format!("{name} has no variant for '{a}' x '{b}' inputs (f16 x f16, bf16 x bf16, or 8-bit integers)"));
+        return;
+    };
+    let crate::ops::MmaShape { m, n, k } = mma.mma_shape;
+    let bits = a.bit_width();
+    let want_k = if bits == 16 { 16 } else { 32 };
+    if m != 64 || k != want_k || !wgmma_n_supported(bits, n) {
+        v.error(op.span, format!(
+            "{name} has no m{m}n{n}k{k} shape for '{a}' inputs: m64nNk{want_k} with N {}",
+            if bits == 16 { "a multiple of 8 in 8..=256" } else { "8, 16, 24 or a multiple of 16 in 32..=256" }
+        ));
+        return;
+    }
+    let want = Type::Vector(crate::types::VectorType::new(&[u64::from(n / 2)], acc));
+    let c = v.ty(mma.matrix_c);
+    if c != &want {
+        v.error(op.span, format!("{name} m64n{n}k{k}: C holds the thread's {} '{acc}' accumulators, '{want}', not '{c}'", n / 2));
+    }
+    if v.result_type(op).is_some_and(|t| t != &want) {
+        v.error(op.span, format!("{name}: the result has C's type '{want}'"));
+    }
 }
 
 /// A TMA op's tensor map ([`crate::tma::tensor_map_of`]: a global tile argument, a shared tile whose shape

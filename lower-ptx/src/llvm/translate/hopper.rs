@@ -12,6 +12,8 @@
 //! | `nvgpu.wgmma.commit_group` | `llvm.nvvm.wgmma.commit_group.sync.aligned` |
 //! | `nvgpu.wgmma.wait_group` | `llvm.nvvm.wgmma.wait_group.sync.aligned(i64 numGroups)` |
 //! | `nvgpu.setmaxnreg.inc/dec` | `llvm.nvvm.setmaxnreg.{inc,dec}.sync.aligned.u32(i32 count)` |
+//! | `nvgpu.warpgroup.generate.descriptor` | `ptrtoint` of the element's shared address, `(a & 0x3ffff) >> 4`, or'ed with the constant fields |
+//! | `nvgpu.warpgroup.mma` | inline PTX `wgmma.mma_async.sync.aligned.m64nNkK.{f32,s32}.A.B` (LLVM has no intrinsic for it), C tied to D |
 //!
 //! | `nvgpu.tma.async.load` | `llvm.nvvm.cp.async.bulk.tensor.g2s.tile.<N>d(ptr addrspace(7) dst, ptr addrspace(3) mbar, ptr tmap, i32 x.., i16 0, i64 0, i1 false, i1 false, i32 0)` (no multicast, no cache hint, no cta_group), under a branch with `predicate` |
 //! | `nvgpu.tma.async.store` | `llvm.nvvm.cp.async.bulk.tensor.s2g.tile.<N>d(ptr addrspace(3) src, ptr tmap, i32 x.., i64 0, i1 false)` |
@@ -26,14 +28,15 @@
 //! Counts, ids and ticks are `index` (`i64`) in the IR and `i32` in the instructions (the verifier and the
 //! simulator keep counts below 2^20).
 
-use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
 
 use tilec_ir::body::{Operation, Value};
 use tilec_ir::ops::typed;
 
 use super::func::FuncTranslator;
 use super::Result;
-use crate::spine::EmitHopper;
+use crate::spine::{wgmma_descriptor_bits, wgmma_types, EmitHopper};
 
 impl<'ctx> FuncTranslator<'_, 'ctx> {
     /// The `ptr addrspace(3)` of barrier `%bars[%id]`.
@@ -191,4 +194,61 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
         self.nvvm.call(&self.builder, name, &[], &[n.into()])?;
         Ok(())
     }
+
+    fn warpgroup_generate_descriptor(&mut self, op: &Operation, v: &typed::WarpgroupGenerateDescriptor) -> Result<()> {
+        let pointer = self.element_pointer(op, v.tensor, &v.indices, 1)?;
+        let i64_ty = self.cx.i64_type();
+        let address = self.builder.build_ptr_to_int(pointer, i64_ty, "")?;
+        let start = self.builder.build_and(address, i64_ty.const_int(tilec_ir::ops::wgmma::START_ADDRESS_MASK, false), "")?;
+        let start = self.builder.build_right_shift(start, i64_ty.const_int(4, false), false, "")?;
+        let desc = self.builder.build_or(start, i64_ty.const_int(wgmma_descriptor_bits(v), false), "")?;
+        self.set_result(op, desc.into())
+    }
+
+    fn warpgroup_mma(&mut self, op: &Operation, v: &typed::WarpgroupMma) -> Result<()> {
+        let (ta, tb, td) = wgmma_types(self.func, v)
+            .ok_or_else(|| self.kernel.unsupported(op, "its descriptors must come from 'nvgpu.warpgroup.generate.descriptor' of f16, bf16, s8 or u8 tiles"))?;
+        let (n, k) = (v.mma_shape.n, v.mma_shape.k);
+        let count = n / 2;
+        let c = self.vector(op, v.matrix_c)?;
+        let elem: BasicTypeEnum = if td == "f32" { self.cx.f32_type().into() } else { self.cx.i32_type().into() };
+        let mut args: Vec<BasicMetadataValueEnum> = Vec::with_capacity(count as usize + 3);
+        for i in 0..count {
+            let x = self.builder.build_extract_element(c, self.cx.i32_type().const_int(u64::from(i), false), "")?;
+            args.push(x.into());
+        }
+        args.push(self.int(op, v.descriptor_a)?.into());
+        args.push(self.int(op, v.descriptor_b)?.into());
+        args.push(self.cx.i32_type().const_int(1, false).into());
+        let d: Vec<String> = (0..count).map(|i| format!("${i}")).collect();
+        // f16/bf16 take imm-scale-a, imm-scale-b (1: not negated) and imm-trans-a, imm-trans-b (0: K-major).
+        let immediates = if td == "f32" { ", 1, 1, 0, 0" } else { "" };
+        let asm = format!(
+            "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k{k}.{td}.{ta}.{tb} {{{}}}, ${}, ${}, p{immediates};\n}}\n",
+            2 * count + 2,
+            d.join(", "),
+            2 * count,
+            2 * count + 1
+        );
+        let reg = if td == "f32" { "f" } else { "r" };
+        let mut constraints: Vec<String> = (0..count).map(|_| format!("={reg}")).collect();
+        constraints.extend((0..count).map(|i| i.to_string()));
+        constraints.extend(["l".to_string(), "l".to_string(), "r".to_string(), "~{memory}".to_string()]);
+        let fields = vec![elem; count as usize];
+        let result_ty = self.cx.struct_type(&fields, false);
+        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![elem.into(); count as usize];
+        let i64_ty: inkwell::types::BasicMetadataTypeEnum = self.cx.i64_type().into();
+        params.extend([i64_ty, i64_ty, self.cx.i32_type().into()]);
+        let fn_ty = result_ty.fn_type(&params, false);
+        let inline = self.cx.create_inline_asm(fn_ty, asm, constraints.join(","), true, false, None, false);
+        let call = self.builder.build_indirect_call(fn_ty, inline, &args, "")?;
+        let s = call.try_as_basic_value().basic().ok_or_else(|| super::internal("wgmma returns D"))?.into_struct_value();
+        let mut out = c.get_type().get_undef();
+        for i in 0..count {
+            let x = self.builder.build_extract_value(s, i, "")?;
+            out = self.builder.build_insert_element(out, x, self.cx.i32_type().const_int(u64::from(i), false), "")?;
+        }
+        self.set_result(op, out.into())
+    }
+
 }

@@ -12,6 +12,8 @@
 //! | `nvgpu.wgmma.commit_group` | `nvvm.wgmma.commit.group.sync.aligned` |
 //! | `nvgpu.wgmma.wait_group` | `nvvm.wgmma.wait.group.sync.aligned N` |
 //! | `nvgpu.setmaxnreg.inc/dec` | `nvvm.setmaxregister increase/decrease N` |
+//! | `nvgpu.warpgroup.generate.descriptor` | the element's shared address (`memref.extract_aligned_pointer_as_index` + offset), `(a & 0x3ffff) >> 4`, or'ed with the constant fields, as `arith` on `i64` |
+//! | `nvgpu.warpgroup.mma` | `nvvm.wgmma.mma_async` (C and D as `!llvm.struct`), A `row` and B `col` (both K-major) |
 //! | `nvgpu.tma.async.load` | `nvgpu.tma.async.load %desc[%x, ..], %group[%id] to %box` (upstream: `nvvm.cp.async.bulk.tensor.shared.cluster.global`) |
 //! | `nvgpu.tma.async.store` | `nvgpu.tma.async.store %box to %desc[%x, ..]` (upstream: `nvvm.cp.async.bulk.tensor.global.shared.cta`) |
 //! | `nvgpu.tma.commit_group` | `nvvm.cp.async.bulk.commit.group` |
@@ -24,6 +26,12 @@
 //! shared tile's flat memref reinterpreted with the box's shape (the op checks the two agree). Coordinates go
 //! innermost first.
 //!
+//! Why not upstream's `nvgpu.warpgroup.*`: its `generate.descriptor` takes the swizzle from a TMA descriptor's
+//! type (`!nvgpu.tensormap.descriptor`) and fixes the offsets (LBO = rows x swizzle bytes, SBO = 8 x swizzle
+//! bytes), and its `warpgroup.mma` covers a whole tile with several instructions, stepping the descriptors by
+//! its own layout assumptions and placing fence/commit/wait itself; here one op is one instruction with the
+//! offsets and the synchronization explicit, so both go to NVVM directly (the same PTX upstream would emit).
+//!
 //! The group is a `builtin.unrealized_conversion_cast` of the shared memref to the group type; the upstream
 //! lowering turns the group back into the same `memref<N x i64, 3>` descriptor, so
 //! `reconcile-unrealized-casts` removes the casts.
@@ -33,7 +41,7 @@ use tilec_ir::ops::typed;
 
 use super::func::{FuncEmitter, WORKGROUP};
 use super::Result;
-use crate::spine::EmitHopper;
+use crate::spine::{wgmma_descriptor_bits, wgmma_types, EmitHopper};
 
 /// The group `bars` as an `!nvgpu.mbarrier.group` value, and that type.
 fn group(t: &mut FuncEmitter<'_>, op: &Operation, bars: Value) -> Result<(String, String)> {
@@ -179,4 +187,56 @@ impl EmitHopper for FuncEmitter<'_> {
         self.line(&format!("nvvm.setmaxregister {action} {count}"));
         Ok(())
     }
+
+    fn warpgroup_generate_descriptor(&mut self, op: &Operation, v: &typed::WarpgroupGenerateDescriptor) -> Result<()> {
+        let elem_bytes = u64::from(self.memref(op, v.tensor)?.elem.bit_width() / 8);
+        let (m, mty, offset) = self.element_offset(op, v.tensor, &v.indices, 1)?;
+        let base = self.emit(&format!("memref.extract_aligned_pointer_as_index {m} : {mty} -> index"));
+        let size = self.index_constant(elem_bytes as i64);
+        let bytes = self.emit(&format!("arith.muli {offset}, {size} : index"));
+        let address = self.emit(&format!("arith.addi {base}, {bytes} : index"));
+        let address = self.emit(&format!("arith.index_cast {address} : index to i64"));
+        let mask = self.emit(&format!("arith.constant {} : i64", tilec_ir::ops::wgmma::START_ADDRESS_MASK));
+        let four = self.emit("arith.constant 4 : i64");
+        let fields = self.emit(&format!("arith.constant {} : i64", wgmma_descriptor_bits(v) as i64));
+        let start = self.emit(&format!("arith.andi {address}, {mask} : i64"));
+        let start = self.emit(&format!("arith.shrui {start}, {four} : i64"));
+        let desc = self.emit(&format!("arith.ori {start}, {fields} : i64"));
+        let desc = self.emit(&format!("arith.index_cast {desc} : i64 to index"));
+        self.set_result(op, desc)
+    }
+
+    fn warpgroup_mma(&mut self, op: &Operation, v: &typed::WarpgroupMma) -> Result<()> {
+        let (ta, tb, td) = wgmma_types(self.func, v)
+            .ok_or_else(|| self.kernel.unsupported(op, "its descriptors must come from 'nvgpu.warpgroup.generate.descriptor' of f16, bf16, s8 or u8 tiles"))?;
+        let (n, k) = (v.mma_shape.n, v.mma_shape.k);
+        let count = (n / 2) as usize;
+        let elem = if td == "f32" { "f32" } else { "i32" };
+        let (cv, cty) = self.value(op, v.matrix_c)?;
+        let st = format!("!llvm.struct<({})>", vec![elem; count].join(", "));
+        let mut acc = self.emit(&format!("llvm.mlir.undef : {st}"));
+        for i in 0..count {
+            let x = self.emit(&format!("vector.extract {cv}[{i}] : {elem} from {cty}"));
+            acc = self.emit(&format!("llvm.insertvalue {x}, {acc}[{i}] : {st}"));
+        }
+        let mut descriptors = Vec::new();
+        for d in [v.descriptor_a, v.descriptor_b] {
+            let d = self.name(op, d)?;
+            descriptors.push(self.emit(&format!("arith.index_cast {d} : index to i64")));
+        }
+        let (scale_out, overflow) = if td == "f32" { ("#nvvm.wgmma_scale_out<one>", "") } else { ("#nvvm.wgmma_scale_out<one>", ", <wrapped>") };
+        let d = self.emit(&format!(
+            "nvvm.wgmma.mma_async {}, {}, {acc}, #nvvm.shape<m = 64, n = {n}, k = {k}>, D [<{td}>, {scale_out}{overflow}], A [<{ta}>, #nvvm.wgmma_scale_in<one>, <row>], B [<{tb}>, #nvvm.wgmma_scale_in<one>, <col>] : {st} -> {st}",
+            descriptors[0], descriptors[1]
+        ));
+        let zero = if elem == "f32" { "0.0 : f32" } else { "0 : i32" };
+        let z = self.emit(&format!("arith.constant {zero}"));
+        let mut out = self.emit(&format!("vector.broadcast {z} : {elem} to {cty}"));
+        for i in 0..count {
+            let x = self.emit(&format!("llvm.extractvalue {d}[{i}] : {st}"));
+            out = self.emit(&format!("vector.insert {x}, {out} [{i}] : {elem} into {cty}"));
+        }
+        self.set_result(op, out)
+    }
+
 }

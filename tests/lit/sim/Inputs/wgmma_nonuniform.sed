@@ -1,0 +1,1 @@
+s/%da = nvgpu.warpgroup.generate.descriptor %sa\[%c0, %k\]/%wid = tile.div %tid, %c32 : index\n    %wk = tile.mul %wid, %c16 : index\n    %kk = tile.add %k, %wk : index\n    %kw = tile.rem %kk, %cK : index\n    %da = nvgpu.warpgroup.generate.descriptor %sa[%c0, %kw]/
