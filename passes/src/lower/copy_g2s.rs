@@ -13,9 +13,9 @@
 //! # Chunks and accesses
 //! A chunk is the widest of 16, 8 and 4 bytes that divides the lines and shares the tile evenly among the
 //! threads (a thread without a chunk of its own would have to copy another's again: two writes of the same
-//! bytes, which the simulator reports as a race). A tile with fewer chunks than threads (a `1xN` bias vector,
-//! a `4x4` tile) is copied by the first threads only, each one chunk, synchronously (loads and a store masked
-//! by `tid < chunks`). How it is read depends on the function attribute
+//! bytes, which the simulator reports as a race). A thin tile (`1xN`, `Mx1`) with fewer chunks than threads is
+//! copied by the first threads only, each one chunk, synchronously (loads and a store masked by `tid < chunks`;
+//! chunks may be narrower than 4 bytes there). How it is read depends on the function attribute
 //! [`GLOBAL_ALIGNMENT_ATTR`] (bytes, default 16), what the kernel may assume of the alignment of the rows
 //! of a global tile: one number for all, or an array with one per argument (`[2, 16, 16]`: only `%A` is
 //! narrowed).
@@ -80,7 +80,7 @@ struct ChunkPlan {
     /// Accesses are cp.async (4, 8 or 16 bytes), else masked loads of one element gathered into one vector
     /// and stored with one `st.shared` per chunk.
     asynchronous: bool,
-    /// Fewer chunks than threads (a `1xN` vector, a small tile): threads `0..total` copy one chunk each, synchronously (masked
+    /// Fewer chunks than threads (a `1xN` vector): threads `0..total` copy one chunk each, synchronously (masked
     /// loads and a masked store); the others nothing.
     small: bool,
 }
@@ -234,10 +234,11 @@ impl<'f> Lowering<'f> {
         let widths: Vec<u64> = [128u64, 64, 32, 16, 8].into_iter().filter(|&w| w >= narrowest && w >= bits && line_bits.is_multiple_of(w)).collect();
         let line_word = if tiles.col_major { "columns" } else { "rows" };
         let even = widths.iter().copied().find(|&w| (lines * line_bits / w).is_multiple_of(threads));
-        // A tile smaller than one chunk per thread (a 1xN bias vector, a 4x4 tile): the first `total` threads
+        // A thin tile (1xN or Mx1: a bias vector) smaller than one chunk per thread: the first `total` threads
         // copy it, one chunk each, synchronously (so chunks narrower than 4 bytes are fine: a 16x1 f16 column).
-        let small = even
-            .is_none()
+        // (Other small tiles stay an error: they would rather use fewer warps.)
+        let thin = tiles.rows == 1 || tiles.cols == 1;
+        let small = (even.is_none() && thin)
             .then(|| [128u64, 64, 32, 16, 8].into_iter().filter(|&w| w >= bits && line_bits.is_multiple_of(w)).find(|&w| lines * line_bits / w < threads))
             .flatten();
         if let Some(width_bits) = small {
