@@ -74,7 +74,7 @@ fn bundles_hold_one_candidate_per_attribute_set_that_lowers() {
     let err = stderr(&o);
 
     // 2 stage counts x 2 fragment settings x {4, 16} warps = 8 candidates; the 4 with 16 warps do not lower (16x64
-    // over 16 warps leaves less than an m16n8 instruction per warp; 8 warps lower since small tiles are replicated).
+    // over 16 warps leaves less than an m16n8 instruction per warp).
     let dirs = candidates(&out);
     let names: Vec<String> = dirs.iter().map(|d| d.file_name().unwrap().to_string_lossy().into_owned()).collect();
     assert_eq!(names, ["small_s2_w4_foff", "small_s2_w4_fon", "small_s3_w4_foff", "small_s3_w4_fon"], "{stdout}\n{err}");
