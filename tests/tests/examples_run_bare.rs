@@ -1,8 +1,9 @@
 //! Every example runs with `tilec sim FILE` and no flags (issue 16 item 8): the kernel's `sample_args`
 //! attribute declares small shapes and scalar values where its extents are dynamic or it takes scalars. For a
 //! tile-level kernel, `tilec sim` lowers it, simulates it and compares every tensor with the reference
-//! interpreter (interp = sim, within `tilec compare`'s tolerance), failing otherwise; an nvgpu-level seed
-//! runs on the simulator alone. The directory is listed, not a fixed set: examples added later are held to it.
+//! interpreter (interp = sim, within `tilec compare`'s tolerance), failing otherwise; an nvgpu-level seed or
+//! Hopper example (`examples/hopper/`) runs on the simulator alone (its own checks: mbarrier phases, wgmma and
+//! TMA ordering, races). The directory is listed, not a fixed set: examples added later are held to it.
 
 use tilec_tests::cli::{run, stderr};
 use tilec_tests::examples_dir;
@@ -10,7 +11,7 @@ use tilec_tests::examples_dir;
 #[test]
 fn every_example_runs_with_tilec_sim_and_no_flags() {
     let mut files = Vec::new();
-    for dir in [examples_dir(), examples_dir().join("seeds")] {
+    for dir in [examples_dir(), examples_dir().join("seeds"), examples_dir().join("hopper")] {
         let mut found: Vec<_> = std::fs::read_dir(&dir)
             .expect("examples/ is readable")
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -25,7 +26,7 @@ fn every_example_runs_with_tilec_sim_and_no_flags() {
         let path = file.display().to_string();
         let o = run(&["sim", &path]);
         let out = String::from_utf8_lossy(&o.stdout).into_owned();
-        let tile_level = !file.parent().is_some_and(|d| d.ends_with("seeds"));
+        let tile_level = !file.parent().is_some_and(|d| d.ends_with("seeds") || d.ends_with("hopper"));
         let compared = out.contains("compared with the interpreter") && !out.contains("MISMATCH");
         if o.status.code() != Some(0) || (tile_level && !compared) {
             failures.push(format!("{path}: exit {:?}\n{out}{}", o.status.code(), stderr(&o)));
