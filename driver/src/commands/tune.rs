@@ -144,19 +144,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
             Err(skip) => skipped.push(skip),
         }
     }
-    for skip in &skipped {
-        eprintln!("tilec tune: skipped {} [{}]: {}", skip.name, attrs_text(&skip.attrs), skip.reason);
-        if args.verbose {
-            eprint!("{}", indent(&skip.detail));
-        }
-    }
-    if jobs.is_empty() {
-        return Err(DriverError::Usage(format!(
-            "none of the {} candidate(s) lowers for {target}{}",
-            skipped.len(),
-            if args.verbose { "" } else { " (--verbose says why)" }
-        )));
-    }
+    report_skipped(&skipped, jobs.is_empty(), args.verbose, target)?;
 
     match (&args.bundle, gpu) {
         (Some(dir), _) => write_candidates(dir, &stem(&args.input, &func.name), &jobs, target),
@@ -316,6 +304,25 @@ fn attrs_as_text(attrs: &BTreeMap<String, AttrValue>) -> Vec<(String, String)> {
         .iter()
         .map(|(k, v)| (k.clone(), v.to_string()))
         .collect()
+}
+
+/// Prints each candidate that did not lower (with the whole diagnostic under `--verbose`); an error when none
+/// lowered.
+fn report_skipped(skipped: &[Skipped], none_lowered: bool, verbose: bool, target: tilec_ir::Target) -> Result<(), DriverError> {
+    for skip in skipped {
+        eprintln!("tilec tune: skipped {} [{}]: {}", skip.name, attrs_text(&skip.attrs), skip.reason);
+        if verbose {
+            eprint!("{}", indent(&skip.detail));
+        }
+    }
+    if none_lowered {
+        return Err(DriverError::Usage(format!(
+            "none of the {} candidate(s) lowers for {target}{}",
+            skipped.len(),
+            if verbose { "" } else { " (--verbose says why)" }
+        )));
+    }
+    Ok(())
 }
 
 fn indent(text: &str) -> String {

@@ -16,11 +16,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use tilec_compiler::Options;
-use tilec_gpu_runner::tune::{self, attrs_text, AttrValue, Candidate, TuneJob, TuneWork};
+use tilec_gpu_runner::tune::{self, AttrValue, Candidate, TuneJob, TuneWork};
 use tilec_gpu_runner::Bundle;
 use tilec_ir::{Func, SourceFile};
 
-use super::{candidate_name, candidates, indent, pick, stem, write_best, write_candidates, Compiled, Skipped};
+use super::{candidate_name, candidates, pick, report_skipped, stem, write_best, write_candidates, Compiled, Skipped};
 use crate::cli::{backend_name, RunInputs, TuneArgs};
 use crate::commands::bench::open_gpu_unless_bundling;
 use crate::commands::bundle::{abi_params, tensor_extents};
@@ -59,19 +59,7 @@ pub(super) fn run(args: &TuneArgs) -> Result<String, DriverError> {
             Err(skip) => skipped.push(skip),
         }
     }
-    for skip in &skipped {
-        eprintln!("tilec tune: skipped {} [{}]: {}", skip.name, attrs_text(&skip.attrs), skip.reason);
-        if args.verbose {
-            eprint!("{}", indent(&skip.detail));
-        }
-    }
-    if compiled.is_empty() {
-        return Err(DriverError::Usage(format!(
-            "none of the {} candidate(s) lowers for {target}{}",
-            skipped.len(),
-            if args.verbose { "" } else { " (--verbose says why)" }
-        )));
-    }
+    report_skipped(&skipped, compiled.is_empty(), args.verbose, target)?;
     let stem = stem(&args.input, &func.name);
     let Some((ctx, stream, _cublas)) = gpu else {
         let dir = args.bundle.as_deref().ok_or_else(|| DriverError::Environment("no GPU opened".into()))?;

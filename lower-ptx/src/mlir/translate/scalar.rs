@@ -331,17 +331,8 @@ impl EmitScalar for FuncEmitter<'_> {
                 let call = |t: &mut FuncEmitter<'_>, x: &str| t.emit(&format!("llvm.call_intrinsic \"{name}.{int_e}.{from_e}\"({x}) : ({from_e}) -> {int_e}"));
                 let sat = match ty.clone() {
                     Type::Vector(vt) => {
-                        let n: u64 = vt.shape.iter().product();
                         let mut out = self.emit(&format!("arith.constant dense<0> : {int_shape}"));
-                        for flat in 0..n {
-                            let mut position = Vec::with_capacity(vt.shape.len());
-                            let mut rest = flat;
-                            for &extent in vt.shape.iter().rev() {
-                                position.push(rest % extent);
-                                rest /= extent;
-                            }
-                            position.reverse();
-                            let pos = position.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+                        for pos in vector_positions(&vt.shape) {
                             let e = self.emit(&format!("vector.extract {x}[{pos}] : {from_e} from {from_ty}"));
                             let r = call(self, &e);
                             out = self.emit(&format!("vector.insert {r}, {out} [{pos}] : {int_e} into {int_shape}"));
@@ -393,16 +384,7 @@ impl FuncEmitter<'_> {
         };
         let elem = mlir.rsplit('x').next().unwrap_or("f32").trim_end_matches('>').to_string();
         let mut out = xs[0].to_string();
-        let n: u64 = vt.shape.iter().product();
-        for flat in 0..n {
-            let mut position = Vec::with_capacity(vt.shape.len());
-            let mut rest = flat;
-            for &extent in vt.shape.iter().rev() {
-                position.push(rest % extent);
-                rest /= extent;
-            }
-            position.reverse();
-            let pos = position.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+        for pos in vector_positions(&vt.shape) {
             let names: Vec<String> =
                 xs.iter().map(|x| self.emit(&format!("vector.extract {x}[{pos}] : {elem} from {mlir}"))).collect();
             let r = f(self, &names);
@@ -410,4 +392,19 @@ impl FuncEmitter<'_> {
         }
         out
     }
+}
+
+/// The positions of a vector of `shape`, row-major, as `vector.extract`/`vector.insert` write them (`"1, 0"`).
+fn vector_positions(shape: &[u64]) -> impl Iterator<Item = String> + '_ {
+    let n: u64 = shape.iter().product();
+    (0..n).map(move |flat| {
+        let mut position = Vec::with_capacity(shape.len());
+        let mut rest = flat;
+        for &extent in shape.iter().rev() {
+            position.push(rest % extent);
+            rest /= extent;
+        }
+        position.reverse();
+        position.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+    })
 }
