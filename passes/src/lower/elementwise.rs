@@ -1,4 +1,4 @@
-//! `tile.fill`, `tile.splat`, the binary and unary ops, `tile.cmp`, `tile.select` and `tile.cast` on register tiles: the same op
+//! `tile.fill`, `tile.splat`, the binary and unary ops, `tile.fma`, `tile.cmp`, `tile.select` and `tile.cast` on register tiles: the same op
 //! on each fragment vector (operands share the layout, so fragment `f` of each holds the same elements).
 
 use tilec_ir::typed::{self, AnyOp};
@@ -71,6 +71,12 @@ impl<'f> Lowering<'f> {
                 let conds = if self.is_reg_tile(select.cond) { self.frags(select.cond)? } else { vec![select.cond; t.len()] };
                 for ((c, t), f) in conds.into_iter().zip(t).zip(f) {
                     frags.push(self.select(c, t, f));
+                }
+            }
+            Some(AnyOp::Fma(fma)) => {
+                let (a, b, c) = (self.frags(fma.lhs)?, self.frags(fma.rhs)?, self.frags(fma.addend)?);
+                for ((lhs, rhs), addend) in a.into_iter().zip(b).zip(c) {
+                    frags.push(self.emit_value(typed::Fma { lhs, rhs, addend }.into_spec().result(Type::Vector(vty.clone()))));
                 }
             }
             Some(AnyOp::Cmp(cmp)) => {

@@ -317,6 +317,13 @@ impl EmitScalar for FuncTranslator<'_, '_> {
         self.set_result(op, result)
     }
 
+    /// `tile.fma %a, %b, %c` → `llvm.fma` (`fma.rn.f32` per element).
+    fn fma(&mut self, op: &Operation, v: &typed::Fma) -> Result<()> {
+        let (a, b, c) = (self.value(op, v.lhs)?, self.value(op, v.rhs)?, self.value(op, v.addend)?);
+        let r = self.nvvm.call(&self.builder, "llvm.fma", &[a.get_type()], &[a, b, c])?.ok_or_else(|| super::internal("fma returns a value"))?;
+        self.set_result(op, r)
+    }
+
     /// `tile.select %c, %a, %b` → `select`.
     fn select(&mut self, op: &Operation, v: &typed::Select) -> Result<()> {
         let (c, a, b) = (self.value(op, v.cond)?, self.value(op, v.true_value)?, self.value(op, v.false_value)?);

@@ -253,6 +253,15 @@ impl EmitScalar for FuncEmitter<'_> {
         self.set_result(op, result)
     }
 
+    /// `tile.fma %a, %b, %c` → `llvm.intr.fma` on each f32 element (`fma.rn.f32`; `math.fma` would be
+    /// left to the upstream conversions).
+    fn fma(&mut self, op: &Operation, v: &typed::Fma) -> Result<()> {
+        let (ty, mlir) = self.result_type(op)?;
+        let (a, b, c) = (self.name(op, v.lhs)?, self.name(op, v.rhs)?, self.name(op, v.addend)?);
+        let r = self.per_element(&ty, &[&a, &b, &c], &mlir, |t, xs| t.emit(&format!("llvm.intr.fma({}, {}, {}) : (f32, f32, f32) -> f32", xs[0], xs[1], xs[2])));
+        self.set_result(op, r)
+    }
+
     /// `tile.select %c, %a, %b` → `arith.select`.
     fn select(&mut self, op: &Operation, v: &typed::Select) -> Result<()> {
         let (c, cty) = self.value(op, v.cond)?;
