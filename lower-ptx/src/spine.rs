@@ -644,7 +644,7 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         | AnyOp::Max(typed::Max { lhs, rhs }) => e.binary(op, lhs, rhs),
         AnyOp::Neg(typed::Neg { source })
         | AnyOp::Exp(typed::Exp { source })
-        | AnyOp::Exp2(typed::Exp2 { source })
+        | AnyOp::Exp2(typed::Exp2 { source, .. })
         | AnyOp::Log(typed::Log { source })
         | AnyOp::Sqrt(typed::Sqrt { source })
         | AnyOp::Rsqrt(typed::Rsqrt { source }) => e.unary(op, source),

@@ -374,7 +374,7 @@ impl<'f, 'a> Machine<'f, 'a> {
             | AnyOp::Max(typed::Max { lhs, rhs }) => self.exec_binary(op, lhs, rhs)?,
             AnyOp::Neg(typed::Neg { source })
             | AnyOp::Exp(typed::Exp { source })
-            | AnyOp::Exp2(typed::Exp2 { source })
+            | AnyOp::Exp2(typed::Exp2 { source, .. })
             | AnyOp::Log(typed::Log { source })
             | AnyOp::Sqrt(typed::Sqrt { source })
             | AnyOp::Rsqrt(typed::Rsqrt { source }) => {

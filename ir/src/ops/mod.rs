@@ -516,7 +516,9 @@ define_ops! {
     }
     Exp2 = "tile.exp2" {
         operands: [source: One],
-        attributes: [],
+        attributes: [
+            ftz: bool = false ; "Flush subnormal inputs and results to zero: `ex2.approx.ftz.f32`, one `MUFU.EX2` where `ex2.approx.f32` takes three to four SASS instructions (a range test and two multiplies around it); results below 2^-126 become +0 (FlashAttention-2's exp2, built with --use_fast_math).",
+        ],
         results: ONE, format: Some("$source attr-dict : type(results)"),
         summary: "Elementwise 2^x of floats: `ex2.approx.f32` on the GPU, within 2 ulp of f32 (f16/bf16 computed in f32, then rounded).",
     }

@@ -637,7 +637,7 @@ impl Warp {
             }
             AnyOp::Neg(typed::Neg { source: src })
             | AnyOp::Exp(typed::Exp { source: src })
-            | AnyOp::Exp2(typed::Exp2 { source: src })
+            | AnyOp::Exp2(typed::Exp2 { source: src, .. })
             | AnyOp::Log(typed::Log { source: src })
             | AnyOp::Sqrt(typed::Sqrt { source: src })
             | AnyOp::Rsqrt(typed::Rsqrt { source: src }) => {

@@ -27,7 +27,7 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp, parent:
         | AnyOp::Max(typed::Max { lhs, rhs }) => binary(v, op, lhs, rhs),
         AnyOp::Neg(typed::Neg { source })
         | AnyOp::Exp(typed::Exp { source })
-        | AnyOp::Exp2(typed::Exp2 { source })
+        | AnyOp::Exp2(typed::Exp2 { source, .. })
         | AnyOp::Log(typed::Log { source })
         | AnyOp::Sqrt(typed::Sqrt { source })
         | AnyOp::Rsqrt(typed::Rsqrt { source }) => unary(v, op, source),

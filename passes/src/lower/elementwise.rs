@@ -89,13 +89,16 @@ impl<'f> Lowering<'f> {
             Some(
                 AnyOp::Neg(typed::Neg { source })
                 | AnyOp::Exp(typed::Exp { source })
-                | AnyOp::Exp2(typed::Exp2 { source })
+                | AnyOp::Exp2(typed::Exp2 { source, .. })
                 | AnyOp::Log(typed::Log { source })
                 | AnyOp::Sqrt(typed::Sqrt { source })
                 | AnyOp::Rsqrt(typed::Rsqrt { source }),
             ) => {
                 for x in self.frags(source)? {
-                    frags.push(self.emit_value(unary_spec(op.kind, x).result(Type::Vector(vty.clone()))));
+                    // The op's attributes (tile.exp2's ftz) go with it to each fragment.
+                    let mut spec = unary_spec(op.kind, x);
+                    spec.attrs = op.attrs.clone();
+                    frags.push(self.emit_value(spec.result(Type::Vector(vty.clone()))));
                 }
             }
             _ => {
@@ -118,7 +121,7 @@ fn unary_spec(kind: OpKind, source: Value) -> OpSpec {
     match kind {
         OpKind::Neg => typed::Neg { source }.into_spec(),
         OpKind::Exp => typed::Exp { source }.into_spec(),
-        OpKind::Exp2 => typed::Exp2 { source }.into_spec(),
+        OpKind::Exp2 => typed::Exp2 { source, ftz: false }.into_spec(),
         OpKind::Log => typed::Log { source }.into_spec(),
         OpKind::Sqrt => typed::Sqrt { source }.into_spec(),
         _ => typed::Rsqrt { source }.into_spec(),

@@ -200,7 +200,9 @@ impl EmitScalar for FuncEmitter<'_> {
             t.emit(&format!("arith.mulf {x}, {c} : f32"))
         };
         let kind = op.kind;
+        let ftz = op.view::<typed::Exp2>().is_some_and(|e| e.ftz);
         let v = self.per_element(&ty, &[&wide], &wide_ty, |t, xs| match kind {
+            OpKind::Exp2 if ftz => call(t, "llvm.nvvm.ex2.approx.ftz.f32", &xs[0]),
             OpKind::Exp2 => call(t, "llvm.nvvm.ex2.approx.f32", &xs[0]),
             OpKind::Exp => {
                 let y = scale(t, &xs[0], std::f32::consts::LOG2_E);
