@@ -362,7 +362,7 @@ impl LayoutClasses {
                 _ if op.kind.is_binary_arith() || op.kind.is_unary_math() => {
                     tie(&[op.operands.clone(), op.results.clone()].concat())
                 }
-                Some(typed::AnyOp::Cmp(_)) => tie(&[op.operands.clone(), op.results.clone()].concat()),
+                Some(typed::AnyOp::Cmp(_) | typed::AnyOp::Fma(_)) => tie(&[op.operands.clone(), op.results.clone()].concat()),
                 Some(typed::AnyOp::Select(sel)) => {
                     tie(&[vec![sel.cond, sel.true_value, sel.false_value], op.results.clone()].concat())
                 }

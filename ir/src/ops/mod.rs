@@ -377,7 +377,9 @@ define_ops! {
     }
     For = "tile.for" {
         operands: [lower: One, upper: One, step: One, inits: Variadic],
-        attributes: [],
+        attributes: [
+            pipeline_stages: Option<u32> = None ; "This loop's software-pipelining stage count (1..=8; 1: single-stage), in place of the kernel's `pipeline_stages`: e.g. a loop of one iteration that need not cost a ring of shared stages.",
+        ],
         results: Some(Arity::Variadic), format: None,
         summary: "A counted loop with loop-carried values: `tile.for %i = %lb to %ub step %s iter_args(%x = %init) -> (T)`.",
     }
@@ -467,6 +469,12 @@ define_ops! {
         results: ONE, format: Some("$lhs , $rhs attr-dict : type(results)"),
         summary: "Elementwise maximum.",
     }
+    Fma = "tile.fma" {
+        operands: [lhs: One, rhs: One, addend: One],
+        attributes: [],
+        results: ONE, format: Some("$lhs , $rhs , $addend attr-dict : type(results)"),
+        summary: "Elementwise fused multiply-add `lhs·rhs + addend` of f32 values, rounded once (`fma.rn.f32`; e.g. FlashAttention's `exp2(s·scale - m·scale)` argument in one instruction).",
+    }
     Cmp = "tile.cmp" {
         operands: [lhs: One, rhs: One],
         attributes: [
@@ -508,7 +516,9 @@ define_ops! {
     }
     Exp2 = "tile.exp2" {
         operands: [source: One],
-        attributes: [],
+        attributes: [
+            ftz: bool = false ; "Flush subnormal inputs and results to zero: `ex2.approx.ftz.f32`, one `MUFU.EX2` where `ex2.approx.f32` takes three to four SASS instructions (a range test and two multiplies around it); results below 2^-126 become +0 (FlashAttention-2's exp2, built with --use_fast_math).",
+        ],
         results: ONE, format: Some("$source attr-dict : type(results)"),
         summary: "Elementwise 2^x of floats: `ex2.approx.f32` on the GPU, within 2 ulp of f32 (f16/bf16 computed in f32, then rounded).",
     }

@@ -160,9 +160,6 @@ impl crate::Pass for SoftwarePipeline {
                 Some(on) => on,
                 None => kernel_attrs(func)?.fragments_ahead.unwrap_or(true),
             };
-            if stages < 2 {
-                continue;
-            }
             for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit) {
                 // Asked for by the kernel (or the pass option) and not done: the user must hear it.
                 if explicit {
@@ -200,6 +197,10 @@ pub fn stages_that_fit(func: &Func, limit: u64) -> u32 {
     });
     let mut copied = HashSet::new();
     for l in loops {
+        // A loop with its own stage count has its own ring; only the loops that take the default count.
+        if loop_stages(func, l).is_some() {
+            continue;
+        }
         if let Ok(Some(plan)) = analyze(func, l) {
             copied.extend(plan.tiles.iter().map(|&(v, _)| v));
         }
@@ -225,6 +226,12 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
     loops.retain(|&op| func.body.op(op).kind == OpKind::For);
     let mut skipped = Vec::new();
     for l in loops {
+        // The loop's own `pipeline_stages` (verified 1..=8) wins over the function's.
+        let own = loop_stages(func, l);
+        let (stages, explicit) = (own.unwrap_or(stages), explicit || own.is_some());
+        if stages < 2 {
+            continue;
+        }
         match analyze(func, l) {
             Ok(Some(plan)) if plan.all_synchronous && !explicit => skipped.push((
                 func.body.op(l).span,
@@ -236,6 +243,11 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
         }
     }
     skipped
+}
+
+/// A loop's own stage count (its `pipeline_stages` attribute), if it has one.
+fn loop_stages(func: &Func, l: OpId) -> Option<u32> {
+    func.body.op(l).view::<typed::For>().and_then(|f| f.pipeline_stages)
 }
 
 /// The parts of a matching loop body.
@@ -892,7 +904,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let yielded: Vec<Value> = carried.iter().chain(&fr).copied().collect();
     inner.emit(func, typed::Yield { values: yielded }.into_spec());
     let inits: Vec<Value> = plan.header.inits.iter().chain(&frags).copied().collect();
-    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits }.into_spec().region(main_block).span(span);
+    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None }.into_spec().region(main_block).span(span);
     spec.result_types = all_tys.clone();
     spec.attrs = lop.attrs.clone();
     let main_loop = pro.emit(func, spec);
@@ -910,7 +922,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         let (next, next_fr) = ring.step(func, &e, k, j as usize, &args[..n_carried], &args[n_carried..]);
         let yielded: Vec<Value> = next.iter().chain(&next_fr).copied().collect();
         e.emit(func, typed::Yield { values: yielded }.into_spec());
-        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results }.into_spec().region(block).span(span);
+        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results, pipeline_stages: None }.into_spec().region(block).span(span);
         spec.result_types = all_tys.clone();
         let id = pro.emit(func, spec);
         results = func.body.op(id).results.clone();
