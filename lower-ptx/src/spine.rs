@@ -322,6 +322,8 @@ impl<B, X> MemRef<B, X> {
                 // A run follows the storage order: the last axis, or down a column of a col-major tile.
                 Layout::RowMajor | Layout::ColMajor => true,
                 Layout::Swizzled { swizzle, base } => (swizzle.bits == 0 || (1u64 << swizzle.base) >= run) && check(base, run),
+                // A `#linear` memory layout (column panels) keeps runs within its lowest contiguous bits.
+                Layout::Linear(_) => layout.linear_contiguous_run().is_some_and(|n| n >= run),
                 _ => false,
             }
         }

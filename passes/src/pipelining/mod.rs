@@ -8,8 +8,10 @@
 //! nvgpu.barrier                                  (optional: the write-after-read barrier)
 //! <pure address arithmetic> nvgpu.device_async_copy ... nvgpu.device_async_create_group ...
 //! nvgpu.device_async_wait {numGroups = 0}
+//! nvgpu.fence.proxy.async                        (optional: a wgmma reads the tiles; kept after each wait)
 //! nvgpu.barrier
-//! <compute: ldmatrix / loads of the copied tiles, mma.sync, anything without barriers or copies>
+//! <compute: ldmatrix / loads / wgmma descriptors of the copied tiles, mma.sync, wgmma (which waits for its
+//!  group before the yield), anything without barriers or copies>
 //! tile.yield
 //! ```
 //! where every copy writes a static rank-2 shared tile allocated outside the loop and used nowhere else
@@ -254,6 +256,9 @@ struct LoopPlan {
     header: typed::For,
     /// Shared tiles the copies fill, with their rows.
     tiles: Vec<(Value, u64)>,
+    /// Whether an `nvgpu.fence.proxy.async` sits between the wait and its barrier (a wgmma reads the tiles
+    /// through the async proxy): the pipelined waits keep it.
+    proxy_fence: bool,
 }
 
 fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
@@ -278,7 +283,9 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
     if body.op(ops[w]).view::<typed::DeviceAsyncWait>().map_or(0, |wait| wait.num_groups) != 0 {
         return Err("its wait already leaves groups pending".into());
     }
-    if body.op(ops.get(w + 1).copied().unwrap_or(yield_op)).kind != OpKind::Barrier {
+    let proxy_fence = body.op(ops.get(w + 1).copied().unwrap_or(yield_op)).kind == OpKind::FenceProxyAsync;
+    let barrier = w + 1 + usize::from(proxy_fence);
+    if body.op(ops.get(barrier).copied().unwrap_or(yield_op)).kind != OpKind::Barrier {
         return Err("the wait is not followed by a barrier".into());
     }
     // The write-after-read barrier the lowering put before the copies, possibly after pure address
@@ -289,7 +296,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
         .position(|&o| body.op(o).kind == OpKind::Barrier)
         .filter(|&b| ops[..b].iter().all(|&o| is_pure(body.op(o).kind)));
     let pre: Vec<OpId> = ops[..w].iter().enumerate().filter(|&(i, _)| Some(i) != leading_barrier).map(|(_, &o)| o).collect();
-    let post: Vec<OpId> = ops[w + 2..ops.len() - 1].to_vec();
+    let post: Vec<OpId> = ops[barrier + 1..ops.len() - 1].to_vec();
     let mut tiles: Vec<(Value, u64)> = Vec::new();
     for &o in &pre {
         let op = body.op(o);
@@ -372,7 +379,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
             let ok = match AnyOp::from_op(op) {
                 Some(AnyOp::DeviceAsyncCopy(copy)) => pre_set.contains(&o) && copy.dst == tile && copy.src != tile,
                 Some(AnyOp::Store(store)) if pre_set.contains(&o) => store.dst == tile && store.value != tile,
-                Some(AnyOp::LdMatrix(_) | AnyOp::Load(_)) => post_set.contains(&o),
+                Some(AnyOp::LdMatrix(_) | AnyOp::Load(_) | AnyOp::WarpgroupGenerateDescriptor(_)) => post_set.contains(&o),
                 _ => false,
             };
             if !ok {
@@ -392,7 +399,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
         }
     }
     let all_synchronous = !pre.iter().any(|&o| body.op(o).kind == OpKind::DeviceAsyncCopy);
-    Ok(Some(LoopPlan { body: block, pre, all_synchronous, address, post, yielded, header, tiles }))
+    Ok(Some(LoopPlan { body: block, pre, all_synchronous, address, post, yielded, header, tiles, proxy_fence }))
 }
 
 /// The shared tile `dst` a copy of the loop body `block` writes, with its rows: a static rank-2
@@ -692,6 +699,9 @@ impl Ring<'_> {
             map.insert(a, c);
         }
         at.wait(func, self.stages - 2);
+        if self.plan.proxy_fence {
+            at.emit(func, OpSpec::new(OpKind::FenceProxyAsync));
+        }
         at.emit(func, OpSpec::new(OpKind::Barrier));
         // The body's own address arithmetic for this iteration (the compute part may use some of it).
         map.insert(self.iv, k);
@@ -773,6 +783,9 @@ impl Ring<'_> {
             }
         }
         at.wait(func, self.stages - 2);
+        if self.plan.proxy_fence {
+            at.emit(func, OpSpec::new(OpKind::FenceProxyAsync));
+        }
         at.emit(func, OpSpec::new(OpKind::Barrier));
         let next_k = at.add_steps(func, k, 1, self.step);
         let next = self.load_ahead(func, at, fp, next_k, (stage + 1) % s);
@@ -854,6 +867,9 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let mut frags: Vec<Value> = Vec::new();
     if let Some(fp) = &ring.frag {
         pro.wait(func, s - 2);
+        if plan.proxy_fence {
+            pro.emit(func, OpSpec::new(OpKind::FenceProxyAsync));
+        }
         pro.emit(func, OpSpec::new(OpKind::Barrier));
         frags = ring.load_ahead(func, &pro, fp, lb, 0);
     }
