@@ -8,7 +8,40 @@
 # are reported as NOT VALIDATED and the script exits 0 -- unless REQUIRE_PTX_EXAMPLES=1 (set it in the
 # Makefile once the backend works), which makes every example/target pair mandatory.
 # The PTX files are kept under out/ptx/ for inspection.
+#
+# Spills fail too: a kernel for which ptxas reports spill stores or loads (`N bytes spill stores, M bytes spill
+# loads` in its -v report) is a FAIL, unless SPILL_ALLOWED below lists the example/target/backend with the bytes
+# measured and the reason; a listed one that spills more than listed fails, one that spills less is reported so that
+# the list is tightened. Spills are local-memory traffic in the k-loop of a kernel at the 255-register ceiling.
 set -euo pipefail
+
+# Known spills, "example target backend" -> "stores/loads" (bytes, as ptxas -v prints them). Each entry says why.
+# Keep it short: fix the cause rather than list a new one. (lower-ptx/tests/translate_examples.rs bounds the LLVM
+# backend's spills of the same examples, examples_with_known_spills_stay_within_them.)
+# Measured 2026-11-25 with ptxas 13 (sm_90a = sm_90). All are 128x128 tiles on 4 warps (128 f32/s32 accumulators
+# and double-buffered fragments per thread) at the 255-register ceiling; nvdisasm shows what ptxas spills:
+declare -A SPILL_ALLOWED=(
+  # The int8 row-major B is gathered one ld.shared.u8 per byte (ldmatrix has no 8-bit transpose before sm_100):
+  # each byte load has its own loop-invariant swizzled shared address, and ptxas keeps them in local memory
+  # (~220 LDL per k-step at sm_80). Fix: derive them from one offset per row, or load 32-bit words and transpose
+  # with prmt. gemm_s8_b_col.tir is the fast int8 form.
+  ["gemm_s8_128 sm_80 llvm"]="280/996" ["gemm_s8_128 sm_90 llvm"]="256/984" ["gemm_s8_128 sm_90a llvm"]="256/984"
+  ["gemm_s8_128 sm_80 mlir"]="224/812" ["gemm_s8_128 sm_90 mlir"]="208/796" ["gemm_s8_128 sm_90a mlir"]="208/796"
+  # Each 16-byte cp.async keeps a loop-invariant 64-bit global source pointer (base + row * ld + col) per copy
+  # (8 per thread when A and B both run along K, as here and in gemm_batched's A), plus 32-bit shared offsets:
+  # gemm_s8_b_col reloads ~15 values per k-step, gemm_batched 6 (its A row pointers and a B row index).
+  # Fix: one pointer per thread plus warp-uniform row strides (uniform registers do not count).
+  # (gemm_s8_b_col on sm_90a is a wgmma kernel, spill-free.)
+  ["gemm_s8_b_col sm_80 llvm"]="104/228" ["gemm_s8_b_col sm_90 llvm"]="104/200"
+  ["gemm_s8_b_col sm_80 mlir"]="36/72" ["gemm_s8_b_col sm_90 mlir"]="40/80"
+  ["gemm_batched sm_80 llvm"]="68/200" ["gemm_batched sm_90 llvm"]="68/232" ["gemm_batched sm_90a llvm"]="68/232"
+  ["gemm_batched sm_80 mlir"]="32/64" ["gemm_batched sm_90 mlir"]="24/56" ["gemm_batched sm_90a mlir"]="24/56"
+  # The B fragments' swizzled ldmatrix base offsets (32-bit) are spilled before the k-loop and reloaded only in the
+  # pipeline's drain steps after it (no spill traffic in the steady-state loop).
+  ["gemm_b_col sm_80 llvm"]="32/48" ["gemm_b_col sm_90 llvm"]="32/32" ["gemm_b_col sm_90a llvm"]="32/32"
+  ["gemm_b_col sm_90 mlir"]="12/20" ["gemm_b_col sm_90a mlir"]="12/20"
+  ["gemm_ab_col sm_80 llvm"]="4/12"
+)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TILEC="${TILEC:-${CARGO_TARGET_DIR:-$ROOT/target}/release/tilec}"
@@ -62,7 +95,23 @@ for example in "${examples[@]}"; do
       fi
       if log="$("$PTXAS" -arch="$target" -v "$ptx" -o "$stem.cubin" 2>&1)"; then
         checked=$((checked + 1))
-        echo "ok    $name $target $backend"
+        # The largest spill of the file's kernels (an example's kernels are listed together).
+        read -r stores loads < <(printf '%s\n' "$log" |
+          sed -n 's/.* \([0-9][0-9]*\) bytes spill stores, \([0-9][0-9]*\) bytes spill loads.*/\1 \2/p' |
+          awk '{ if ($1 > s) s = $1; if ($2 > l) l = $2 } END { print s + 0, l + 0 }')
+        key="$name $target $backend"
+        allowed="${SPILL_ALLOWED[$key]:-}"
+        if [ "$stores" -eq 0 ] && [ "$loads" -eq 0 ]; then
+          echo "ok    $name $target $backend"
+          [ -z "$allowed" ] || echo "note  $key: no spills any more; remove it from SPILL_ALLOWED in $0"
+        elif [ -n "$allowed" ] && [ "$stores" -le "${allowed%/*}" ] && [ "$loads" -le "${allowed#*/}" ]; then
+          echo "ok    $name $target $backend (spills ${stores}/${loads} B stores/loads: allowed up to $allowed in SPILL_ALLOWED)"
+          [ "$stores/$loads" = "$allowed" ] || echo "note  $key: spills less than listed ($stores/$loads < $allowed); tighten SPILL_ALLOWED"
+        else
+          echo "FAIL  $name $target $backend: ptxas spills ${stores} B of stores and ${loads} B of loads to local memory" \
+            "(${allowed:+more than the $allowed allowed in }${allowed:-none allowed: }SPILL_ALLOWED in $0; fix the register pressure, or list it with the reason)"
+          failures=$((failures + 1))
+        fi
         printf '%s\n' "$log" | grep -E "Compiling entry|bytes stack frame|Used [0-9]+ registers" | sed 's/^/      /'
       else
         echo "FAIL  $name $target $backend: ptxas rejected $ptx:"; printf '%s\n' "$log" | sed 's/^/      /'
@@ -71,5 +120,5 @@ for example in "${examples[@]}"; do
     done
   done
 done
-echo "validate-ptx: $checked example/target/backend combination(s) accepted by ptxas, $failures rejected"
+echo "validate-ptx: $checked example/target/backend combination(s) accepted by ptxas, $failures rejected or spilling"
 [ "$failures" -eq 0 ]

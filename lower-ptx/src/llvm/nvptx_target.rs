@@ -37,7 +37,10 @@ const CODEGEN_OPTIONS: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr"];
 /// Parses [`CODEGEN_OPTIONS`] once per process, when the first target machine above `-O0` is created (LLVM's
 /// options are process globals that can be parsed only once; `-O0` machines, such as the one the
 /// translation configures modules with, do not run these passes).
-fn set_codegen_options(opt_level: OptLevel) {
+///
+/// The MLIR backend calls it too, before `gpu-module-to-binary`: its NVPTX code generation is this same
+/// (statically linked) LLVM, which reads the same globals, so both backends generate code with the same options.
+pub(crate) fn set_codegen_options(opt_level: OptLevel) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     if opt_level == OptLevel::O0 {
         return;

@@ -139,6 +139,8 @@ impl MlirToolchain {
         opt_level: OptLevel,
     ) -> Result<Vec<GpuBinaryPtx>> {
         let mut module = self.parse_module(mlir_text)?;
+        // The LLVM backend's codegen options (`-disable-lsr`), as in `mlir::translate::compile`.
+        crate::llvm::nvptx_target::set_codegen_options(opt_level);
         self.run_pipeline(&mut module, &gpu_to_ptx_pipeline(target, opt_level))?;
         let chip = format!("chip = \"{}\"", target.chip());
         let binaries: Vec<_> = extract_gpu_binaries(&module)?

@@ -86,6 +86,12 @@ pub fn emit_ir(module: &Module, target: Target, opt: OptLevel) -> Result<String>
 /// Translates `module`, parses and verifies the MLIR, lowers it upstream and returns the PTX.
 pub fn compile(module: &Module, target: Target, opt: OptLevel) -> Result<CompiledModule> {
     let (text, kernels) = translate_module(module, target, opt)?;
+    // `gpu-module-to-binary` generates PTX with the LLVM linked into tilec, configured by process-global
+    // command-line options. Without the LLVM backend's options (`-disable-lsr`, see `CODEGEN_OPTIONS` in
+    // `llvm/nvptx_target.rs`), loop strength reduction turned every cp.async source address of a k-loop into
+    // a loop-carried 64-bit pointer of its own, and ptxas spilled on nearly every GEMM at 255 registers (gemm.tir
+    // sm_90: 164 B of spill stores, 160 B of loads; none with the option, as through the LLVM backend).
+    crate::llvm::nvptx_target::set_codegen_options(opt);
     let toolchain = MlirToolchain::new();
     let mut parsed = toolchain.parse_module(&text)?;
     toolchain.run_pipeline(&mut parsed, &mlir_backend_pipeline())?;
