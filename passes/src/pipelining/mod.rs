@@ -925,9 +925,14 @@ impl Ring<'_> {
                 at.clone_op(func, o, &mut map);
             }
         }
-        let next_k = at.add_steps(func, k, 1, self.step);
-        self.wait(func, at, next_k, (stage + 1) % s);
+        // The stage of the next iteration: with TMA loads, its mbarrier's parity needs its `k` before the wait.
+        let early_k = self.mbarriers.is_some().then(|| at.add_steps(func, k, 1, self.step));
+        self.wait(func, at, early_k.unwrap_or(k), (stage + 1) % s);
         at.emit(func, OpSpec::new(OpKind::Barrier));
+        let next_k = match early_k {
+            Some(next_k) => next_k,
+            None => at.add_steps(func, k, 1, self.step),
+        };
         let next = self.load_ahead(func, at, fp, next_k, (stage + 1) % s);
         for &o in fp.phases[last].iter().chain(&fp.late) {
             at.clone_op(func, o, &mut map);
