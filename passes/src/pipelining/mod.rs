@@ -1,5 +1,5 @@
 //! `software-pipeline`: turns a lowered k-loop that copies one tile into shared memory and waits for it
-//! every iteration into an N-stage `cp.async` ring.
+//! every iteration into an N-stage `cp.async` ring (an mbarrier ring for TMA loads, below).
 //!
 //! # What it matches
 //! A `tile.for` (nvgpu level, after `lower-tile-to-nvgpu`) whose body is
@@ -20,8 +20,7 @@
 //! is pipelined only when the stage count is given (option or attribute; see [`pipeline_func`] for why).
 //!
 //! # What it makes (S stages)
-//! - each copied shared tile `R x C` becomes `S*R x C`: stage `s` is rows `s*R .. (s+1)*R` (a swizzle of
-//!   the row-major offset is unchanged on each stage, since `R*C` is a multiple of its period);
+//! - each copied shared tile gets `S - 1` more allocations, one per stage;
 //! - a prologue before the loop issues the copies of iterations `0 .. S-1` into stages `0 .. S-1`, one
 //!   commit group per iteration;
 //! - the body: `device_async_wait {numGroups = S-2}` (the oldest group, this iteration's tile, has landed),
@@ -34,8 +33,26 @@
 //!   is; the barrier at the top of the iteration that reads its stage makes it visible, as for cp.async;
 //! - `device_async_wait {numGroups = 0}` after the loop, so no copy is in flight when the kernel goes on.
 //!
-//! The stage offsets of the read and write stages are carried through the loop as two extra `index`
-//! iter_args (rows, rotating `0, R, .., (S-1)*R`).
+//! Each stage is its own `tile.alloc_shared` (`%sa`, `%sa_stage1`, ...); the loop is unrolled `S` times so that
+//! every copy names its stage statically.
+//!
+//! # TMA loads: the mbarrier ring (sm_90a)
+//! A body whose copies are (partly) `nvgpu.tma.async.load`s, as `lower-tile-to-nvgpu` makes them on sm_90a
+//! (thread 0's `arrive.expect_tx` with the run's box bytes and its loads on one mbarrier, then every thread's
+//! `try_wait.parity` before the barrier), becomes a ring the same way, with one mbarrier per stage: the
+//! group of the loop's mbarrier grows to `S` (each initialised like the first, before the barrier that
+//! follows the inits), the fill of stage `s` announces and issues on barrier `s` (predicate: thread 0 and
+//! `k < ub`: an iteration past the end is not filled, and nothing waits for it), and the wait before reading
+//! stage `s` is `try_wait.parity` on barrier `s` at the parity of the ring round, `((k - lb) / step / S) % 2`
+//! (flipped when `k` is past the end, so that the wait of fragments loaded ahead for an iteration that does not
+//! exist returns at once: the phase before has completed, or the barrier was never filled). cp.async copies of
+//! the same body keep their groups and `device_async_wait {numGroups = S-2}` beside it. Refilling a stage
+//! after every warp is done reading it uses the cp.async ring's CTA barrier rather than per-stage "empty"
+//! mbarriers: the barrier is there anyway (it orders the cp.async copies' visibility, and the fragments-ahead
+//! schedule reads the next stage right after it), all warps both produce and consume here (no warp
+//! specialization), and a TMA load issued after a barrier that follows the reads is ordered after them (the
+//! race detector checks it: `tests/lit/sim/tma-ring.test`). Empty barriers pay off with a producer warp, which
+//! this pass does not build.
 //!
 //! Stages: the pass option `stages=N` (2..=8), else the function attribute `pipeline_stages`, else
 //! [`DEFAULT_STAGES`] or, where that many would not fit the target's shared memory per block, the most
