@@ -275,6 +275,9 @@ struct LoopPlan {
     has_async_wait: bool,
     /// The mbarrier its TMA loads complete on, when it has some.
     mbarrier: Option<MbarrierUse>,
+    /// Whether an `nvgpu.fence.proxy.async` follows the waits (a wgmma reads the tiles through the async
+    /// proxy): the pipelined waits keep it.
+    proxy_fence: bool,
 }
 
 fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
@@ -306,13 +309,16 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
     if ops.iter().any(|&o| body.op(o).view::<typed::DeviceAsyncWait>().is_some_and(|wait| wait.num_groups != 0)) {
         return Err("its wait already leaves groups pending".into());
     }
-    let Some(b) = (w..ops.len()).find(|&i| !is_wait(ops[i]) && !is_pure(body.op(ops[i]).kind)) else {
+    // A proxy fence after the waits (a wgmma reads the tiles through the async proxy) belongs to them.
+    let is_fence = |o: OpId| body.op(o).kind == OpKind::FenceProxyAsync;
+    let Some(b) = (w..ops.len()).find(|&i| !is_wait(ops[i]) && !is_fence(ops[i]) && !is_pure(body.op(ops[i]).kind)) else {
         return Err("the wait is not followed by a barrier".into());
     };
     if body.op(ops[b]).kind != OpKind::Barrier || ops[w..b].iter().filter(|&&o| is_wait(o)).count() != async_waits + mbar_waits {
         return Err("the wait is not followed by a barrier".into());
     }
     let has_async_wait = async_waits == 1;
+    let proxy_fence = ops[w..b].iter().any(|&o| is_fence(o));
     let mbar_wait = ops[w..b].iter().find_map(|&o| body.op(o).view::<typed::MBarrierTryWaitParity>());
     // The write-after-read barrier the lowering put before the copies, possibly after pure address
     // arithmetic (which touches no memory, so it may as well run after the barrier): it is dropped, the
@@ -325,7 +331,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
     let pre: Vec<OpId> = ops[..b]
         .iter()
         .enumerate()
-        .filter(|&(i, &o)| Some(i) != leading_barrier && !is_wait(o))
+        .filter(|&(i, &o)| Some(i) != leading_barrier && !is_wait(o) && !is_fence(o))
         .map(|(_, &o)| o)
         .collect();
     let post: Vec<OpId> = ops[b + 1..ops.len() - 1].to_vec();
@@ -463,7 +469,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
         (None, None) => None,
         _ => return Err("the loop waits on an mbarrier that none of its TMA loads completes".into()),
     };
-    Ok(Some(LoopPlan { body: block, pre, all_synchronous, address, post, yielded, header, tiles, has_async_wait, mbarrier }))
+    Ok(Some(LoopPlan { body: block, pre, all_synchronous, address, post, yielded, header, tiles, has_async_wait, mbarrier, proxy_fence }))
 }
 
 /// The mbarrier group of a loop's TMA loads: `nvgpu.mbarrier.create` of one barrier, initialised once
@@ -848,6 +854,9 @@ impl Ring<'_> {
             let parity = at.cmp(func, CmpPredicate::Ne, r, past);
             let ticks = at.constant(func, WAIT_TICKS);
             at.emit(func, typed::MBarrierTryWaitParity { barriers: *barriers, mbar_id: ids[stage], phase_parity: parity, ticks }.into_spec());
+        }
+        if self.plan.proxy_fence {
+            at.emit(func, OpSpec::new(OpKind::FenceProxyAsync));
         }
     }
 
