@@ -14,7 +14,7 @@
 //! extents other than the innermost make the row pitch a multiple of 16 bytes (checked at launch), element
 //! types the driver knows.
 
-use tilec_layout::{LinearLayout, Swizzle, SwizzleMode};
+use tilec_layout::{column_panels, LinearLayout, Swizzle, SwizzleMode};
 
 use crate::body::{Func, OpId, Value};
 use crate::layout::Layout;
@@ -86,27 +86,11 @@ impl TmaBoxes {
     }
 }
 
-/// The column-panel memory layout `offset -> (row, col)` of a `rows x cols` tile in panels of `panel_cols`
-/// columns (powers of two): offset bits `[0, log2 pc)` are the column within a panel, the next `log2 rows`
-/// bits the row, the rest the panel. With one panel it is the row-major layout.
-fn panel_layout(rows: u32, cols: u32, panel_cols: u32) -> Option<LinearLayout> {
-    if ![rows, cols, panel_cols].iter().all(|n| n.is_power_of_two()) || panel_cols > cols {
-        return None;
-    }
-    let (r, pc, p) = (rows.trailing_zeros(), panel_cols.trailing_zeros(), (cols / panel_cols).trailing_zeros());
-    let bases = (0..pc)
-        .map(|i| vec![0, 1 << i])
-        .chain((0..r).map(|i| vec![1 << i, 0]))
-        .chain((0..p).map(|i| vec![0, panel_cols << i]))
-        .collect();
-    LinearLayout::new([("offset", bases)], [("row", rows), ("col", cols)]).ok()
-}
-
 /// Recognises, from the bases of a shared tile's memory layout `layout` (`offset -> (row, col)`, element
 /// offsets, a `rows x cols` tile of `elem_bytes`-byte elements), how TMA boxes write it ([`TmaBoxes`]), or
 /// `None` when no decomposition exists: each swizzle mode is tried with panels one span wide (and the
 /// unswizzled mode with one panel of whole rows, a multiple of 16 bytes), and the layout must be exactly
-/// that mode's permutation of the column-panel layout. A swizzled panel needs at least 8 rows (a panel is
+/// that mode's permutation of the column-panel layout ([`tilec_layout::column_panels`]). A swizzled panel needs at least 8 rows (a panel is
 /// then a whole number of the mode's repeats, so the pattern of the whole tile is each panel's own). Rows
 /// are at most [`MAX_BOX_EXTENT`]. (With one panel fewer rows are fine: the tile starts at a multiple of
 /// the repeat.)
@@ -125,7 +109,10 @@ pub fn tma_boxes(layout: &LinearLayout, rows: u32, cols: u32, elem_bytes: u32) -
         if mode != SwizzleMode::None && rows < 8 && panel_cols < cols {
             continue;
         }
-        let Some(panels) = panel_layout(rows, cols, panel_cols) else { continue };
+        if panel_cols > cols || !cols.is_power_of_two() || !rows.is_power_of_two() {
+            continue;
+        }
+        let Ok(panels) = column_panels(rows, cols, panel_cols) else { continue };
         let swizzle = mode.element_swizzle(elem_bytes)?;
         let expected = if swizzle == Swizzle::none() { Some(panels) } else { swizzle.apply_to(&panels).ok() };
         if expected.as_ref() == Some(layout) {
