@@ -8,8 +8,10 @@
 //! nvgpu.barrier                                  (optional: the write-after-read barrier)
 //! <pure address arithmetic> nvgpu.device_async_copy ... nvgpu.device_async_create_group ...
 //! nvgpu.device_async_wait {numGroups = 0}
+//! nvgpu.fence.proxy.async                        (optional: a wgmma reads the tiles; kept after each wait)
 //! nvgpu.barrier
-//! <compute: ldmatrix / loads of the copied tiles, mma.sync, anything without barriers or copies>
+//! <compute: ldmatrix / loads / wgmma descriptors of the copied tiles, mma.sync, wgmma (which waits for its
+//!  group before the yield), anything without barriers or copies>
 //! tile.yield
 //! ```
 //! where every copy writes a static rank-2 shared tile allocated outside the loop and used nowhere else
@@ -175,9 +177,6 @@ impl crate::Pass for SoftwarePipeline {
                 Some(on) => on,
                 None => kernel_attrs(func)?.fragments_ahead.unwrap_or(true),
             };
-            if stages < 2 {
-                continue;
-            }
             for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit) {
                 // Asked for by the kernel (or the pass option) and not done: the user must hear it.
                 if explicit {
@@ -215,6 +214,10 @@ pub fn stages_that_fit(func: &Func, limit: u64) -> u32 {
     });
     let mut copied = HashSet::new();
     for l in loops {
+        // A loop with its own stage count has its own ring; only the loops that take the default count.
+        if loop_stages(func, l).is_some() {
+            continue;
+        }
         if let Ok(Some(plan)) = analyze(func, l) {
             copied.extend(plan.tiles.iter().map(|&(v, _)| v));
         }
@@ -240,6 +243,12 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
     loops.retain(|&op| func.body.op(op).kind == OpKind::For);
     let mut skipped = Vec::new();
     for l in loops {
+        // The loop's own `pipeline_stages` (verified 1..=8) wins over the function's.
+        let own = loop_stages(func, l);
+        let (stages, explicit) = (own.unwrap_or(stages), explicit || own.is_some());
+        if stages < 2 {
+            continue;
+        }
         match analyze(func, l) {
             Ok(Some(plan)) if plan.all_synchronous && !explicit => skipped.push((
                 func.body.op(l).span,
@@ -251,6 +260,11 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
         }
     }
     skipped
+}
+
+/// A loop's own stage count (its `pipeline_stages` attribute), if it has one.
+fn loop_stages(func: &Func, l: OpId) -> Option<u32> {
+    func.body.op(l).view::<typed::For>().and_then(|f| f.pipeline_stages)
 }
 
 /// The parts of a matching loop body.
@@ -444,7 +458,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
                 Some(AnyOp::DeviceAsyncCopy(copy)) => pre_set.contains(&o) && copy.dst == tile && copy.src != tile,
                 Some(AnyOp::TmaAsyncLoad(load)) => pre_set.contains(&o) && load.dst == tile,
                 Some(AnyOp::Store(store)) if pre_set.contains(&o) => store.dst == tile && store.value != tile,
-                Some(AnyOp::LdMatrix(_) | AnyOp::Load(_)) => post_set.contains(&o),
+                Some(AnyOp::LdMatrix(_) | AnyOp::Load(_) | AnyOp::WarpgroupGenerateDescriptor(_)) => post_set.contains(&o),
                 _ => false,
             };
             if !ok {
@@ -1089,7 +1103,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let yielded: Vec<Value> = carried.iter().chain(&fr).copied().collect();
     inner.emit(func, typed::Yield { values: yielded }.into_spec());
     let inits: Vec<Value> = plan.header.inits.iter().chain(&frags).copied().collect();
-    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits }.into_spec().region(main_block).span(span);
+    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None }.into_spec().region(main_block).span(span);
     spec.result_types = all_tys.clone();
     spec.attrs = lop.attrs.clone();
     let main_loop = pro.emit(func, spec);
@@ -1107,7 +1121,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         let (next, next_fr) = ring.step(func, &e, k, j as usize, &args[..n_carried], &args[n_carried..]);
         let yielded: Vec<Value> = next.iter().chain(&next_fr).copied().collect();
         e.emit(func, typed::Yield { values: yielded }.into_spec());
-        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results }.into_spec().region(block).span(span);
+        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results, pipeline_stages: None }.into_spec().region(block).span(span);
         spec.result_types = all_tys.clone();
         let id = pro.emit(func, spec);
         results = func.body.op(id).results.clone();
