@@ -168,6 +168,7 @@ enum Arg {
     Pointer(Role),
     I64(i64),
     F32(f32),
+    TensorMap(crate::tensor_map::TensorMapArg),
 }
 
 fn cuda(what: &str) -> impl Fn(cudarc::driver::DriverError) -> RunError + '_ {
@@ -237,6 +238,29 @@ pub fn run(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cublas, bu
             }
             BenchParam::Alpha => Arg::F32(g.alpha.ok_or_else(|| RunError::Bundle("the kernel takes alpha but the bundle gives none".into()))?),
             BenchParam::Beta => Arg::F32(g.beta.ok_or_else(|| RunError::Bundle("the kernel takes beta but the bundle gives none".into()))?),
+            BenchParam::TensorMap { of, data_type, box_shape, swizzle } => {
+                let (rows, cols) = g.shape(*of);
+                let op = g.operand(*of);
+                if op.layout != MatrixLayout::RowMajor {
+                    return Err(RunError::Bundle(format!("a tensor map over {of:?}, which is not row-major")));
+                }
+                let param = crate::tensor_map::TensorMapParam {
+                    buffer: 0,
+                    data_type: *data_type,
+                    elem_bytes: op.elem.bytes() as u32,
+                    shape: vec![rows, cols],
+                    box_shape: box_shape.clone(),
+                    swizzle: swizzle.clone(),
+                };
+                let args = crate::tensor_map::encode_args(&param).map_err(|m| fail(format!("tensor map: {m}")))?;
+                let buffer = match of {
+                    Role::A => &dev_a,
+                    Role::B => &dev_b,
+                    Role::C => &dev_c,
+                };
+                let (address, _sync) = cudarc::driver::DevicePtr::device_ptr(buffer, stream);
+                Arg::TensorMap(crate::tensor_map::encode(&args, address).map_err(|m| fail(format!("tensor map: {m}")))?)
+            }
         });
     }
     let cfg = LaunchConfig {
@@ -253,6 +277,7 @@ pub fn run(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cublas, bu
                 Arg::Pointer(Role::C) => builder.arg(c),
                 Arg::I64(v) => builder.arg(v),
                 Arg::F32(v) => builder.arg(v),
+                Arg::TensorMap(map) => builder.arg(map),
             };
         }
         // SAFETY: the parameter list is the kernel's signature as the compiler recorded it in the bundle, and

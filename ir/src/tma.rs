@@ -14,7 +14,7 @@
 //! extents other than the innermost make the row pitch a multiple of 16 bytes (checked at launch), element
 //! types the driver knows.
 
-use tilec_layout::SwizzleMode;
+use tilec_layout::{column_panels, LinearLayout, Swizzle, SwizzleMode};
 
 use crate::body::{Func, OpId, Value};
 use crate::layout::Layout;
@@ -65,6 +65,63 @@ pub fn cu_tensor_map_data_type(elem: ScalarType) -> Option<u32> {
     })
 }
 
+/// How TMA writes a shared tile: `panels` boxes of `rows x panel_cols` elements, box `p` holding columns
+/// `[p * panel_cols, (p + 1) * panel_cols)`, row-major inside with rows of `panel_cols * e` bytes, the boxes
+/// consecutive in memory, each in the swizzle mode `swizzle` (whose span, when it is not `None`, is exactly
+/// the box's row bytes). One panel is a plain row-major tile (possibly swizzled); several are the *column
+/// panels* of the wgmma canonical layouts (a `K x N` tile with 256-byte rows as two `K x 64` f16 panels in the
+/// 128-byte mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TmaBoxes {
+    pub swizzle: SwizzleMode,
+    pub rows: u64,
+    pub panel_cols: u64,
+    pub panels: u64,
+}
+
+impl TmaBoxes {
+    /// The box of one panel, (rows, cols).
+    pub fn box_shape(&self) -> [u64; 2] {
+        [self.rows, self.panel_cols]
+    }
+}
+
+/// Recognises, from the bases of a shared tile's memory layout `layout` (`offset -> (row, col)`, element
+/// offsets, a `rows x cols` tile of `elem_bytes`-byte elements), how TMA boxes write it ([`TmaBoxes`]), or
+/// `None` when no decomposition exists: each swizzle mode is tried with panels one span wide (and the
+/// unswizzled mode with one panel of whole rows, a multiple of 16 bytes), and the layout must be exactly
+/// that mode's permutation of the column-panel layout ([`tilec_layout::column_panels`]). A swizzled panel needs at least 8 rows (a panel is
+/// then a whole number of the mode's repeats, so the pattern of the whole tile is each panel's own). Rows
+/// are at most [`MAX_BOX_EXTENT`]. (With one panel fewer rows are fine: the tile starts at a multiple of
+/// the repeat.)
+pub fn tma_boxes(layout: &LinearLayout, rows: u32, cols: u32, elem_bytes: u32) -> Option<TmaBoxes> {
+    if u64::from(rows) > MAX_BOX_EXTENT || !elem_bytes.is_power_of_two() || elem_bytes > 16 {
+        return None;
+    }
+    for mode in [SwizzleMode::B128, SwizzleMode::B64, SwizzleMode::B32, SwizzleMode::None] {
+        let panel_cols = match mode {
+            SwizzleMode::None => cols,
+            mode => u32::try_from(mode.span_bytes()).ok()? / elem_bytes,
+        };
+        if panel_cols == 0 || u64::from(panel_cols) > MAX_BOX_EXTENT || !(u64::from(panel_cols) * u64::from(elem_bytes)).is_multiple_of(16) {
+            continue;
+        }
+        if mode != SwizzleMode::None && rows < 8 && panel_cols < cols {
+            continue;
+        }
+        if panel_cols > cols || !cols.is_power_of_two() || !rows.is_power_of_two() {
+            continue;
+        }
+        let Ok(panels) = column_panels(rows, cols, panel_cols) else { continue };
+        let swizzle = mode.element_swizzle(elem_bytes)?;
+        let expected = if swizzle == Swizzle::none() { Some(panels) } else { swizzle.apply_to(&panels).ok() };
+        if expected.as_ref() == Some(layout) {
+            return Some(TmaBoxes { swizzle: mode, rows: u64::from(rows), panel_cols: u64::from(panel_cols), panels: u64::from(cols / panel_cols) });
+        }
+    }
+    None
+}
+
 /// The tensor map that a TMA op between the global tile `tensor` and the shared tile `shared` uses, or why
 /// there is none (the verifier's message).
 pub fn tensor_map_of(func: &Func, tensor: Value, shared: Value) -> Result<TensorMap, String> {
@@ -110,6 +167,18 @@ fn box_of(global: &TileType, tile: &TileType) -> Result<(Vec<u64>, SwizzleMode),
         return Err(format!("a box extent must be in 1..={MAX_BOX_EXTENT}, found {n}"));
     }
     let elem_bytes = tile.elem.bit_width() / 8;
+    // Rank 2 with power-of-two extents: recognised from the layout's bases ([`tma_boxes`]).
+    if let (2, Some(layout)) = (rank, tile.layout.as_ref().unwrap_or(&Layout::RowMajor).to_linear(box_shape[0] as u32, box_shape[1] as u32).ok()) {
+        if let Some(boxes) = tma_boxes(&layout, box_shape[0] as u32, box_shape[1] as u32, elem_bytes) {
+            if boxes.panels > 1 {
+                return Err(format!(
+                    "the shared tile '{tile}' is {} column panels of {}x{} ({} swizzle): one TMA box per panel, which one 'nvgpu.tma.async.load' does not express",
+                    boxes.panels, boxes.rows, boxes.panel_cols, boxes.swizzle
+                ));
+            }
+            return Ok((boxes.box_shape().to_vec(), boxes.swizzle));
+        }
+    }
     let swizzle = match &tile.layout {
         None | Some(Layout::RowMajor) => SwizzleMode::None,
         Some(Layout::Swizzled { swizzle, base }) if matches!(**base, Layout::RowMajor) => SwizzleMode::of_element_swizzle(*swizzle, elem_bytes)
@@ -211,6 +280,47 @@ mod tests {
         assert!(box_of(&global, &tile(&[512, 8], ScalarType::F16, None)).unwrap_err().contains("1..=256"));
         let odd = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 3, shift: 4 }, base: Box::new(Layout::RowMajor) };
         assert!(box_of(&global, &tile(&[64, 64], ScalarType::F16, Some(odd))).unwrap_err().contains("#swizzle<3, 3, 3, #row_major>"));
+    }
+
+    /// The element offsets of `(row, col)` in a 32x128 f16 tile of two 32x64 column panels in the 128-byte
+    /// mode, from the PTX ISA's definition (16-byte chunk `c` of row `r` of a panel is stored at chunk
+    /// `c ^ (r % 8)`), written independently of the code under test.
+    fn panel_offset(row: u32, col: u32) -> u32 {
+        let (panel, c) = (col / 64, col % 64);
+        panel * 32 * 64 + row * 64 + (((c / 8) ^ (row % 8)) * 8) + c % 8
+    }
+
+    #[test]
+    fn recognises_column_panels_from_bases() {
+        // offset bits 0..6: column 1..32 in the panel; 6..11: row 1..16; bit 11: the second panel (column 64).
+        let mut bases: Vec<Vec<u32>> = (0..6).map(|i| vec![0, 1 << i]).collect();
+        bases.extend((0..5).map(|i| vec![1 << i, 0]));
+        bases.push(vec![0, 64]);
+        let panels = LinearLayout::new([("offset", bases)], [("row", 32), ("col", 128)]).unwrap();
+        let layout = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 3, shift: 3 }, base: Box::new(Layout::Linear(panels)) };
+        let linear = layout.to_linear(32, 128).unwrap();
+        for (row, col) in [(0, 0), (1, 8), (5, 70), (31, 127), (7, 63)] {
+            assert_eq!(linear.apply(&[panel_offset(row, col)]).unwrap(), vec![row, col], "({row}, {col})");
+        }
+        assert_eq!(tma_boxes(&linear, 32, 128, 2), Some(TmaBoxes { swizzle: SwizzleMode::B128, rows: 32, panel_cols: 64, panels: 2 }));
+        // The same tile as one row-major tile swizzled on 256-byte rows (today's mma.sync choice): not TMA's.
+        let sw = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 3, shift: 4 }, base: Box::new(Layout::RowMajor) };
+        assert_eq!(tma_boxes(&sw.to_linear(32, 128).unwrap(), 32, 128, 2), None);
+        // Plain row-major: one unswizzled box of whole rows.
+        let rm = Layout::RowMajor.to_linear(32, 128).unwrap();
+        assert_eq!(tma_boxes(&rm, 32, 128, 2), Some(TmaBoxes { swizzle: SwizzleMode::None, rows: 32, panel_cols: 128, panels: 1 }));
+        // 64-byte rows in the 64-byte mode (#swizzle<2, 3, 3> on f16), and in the 128-byte one (not TMA's).
+        let sw64 = Layout::Swizzled { swizzle: Swizzle { bits: 2, base: 3, shift: 3 }, base: Box::new(Layout::RowMajor) };
+        assert_eq!(tma_boxes(&sw64.to_linear(128, 32).unwrap(), 128, 32, 2), Some(TmaBoxes { swizzle: SwizzleMode::B64, rows: 128, panel_cols: 32, panels: 1 }));
+        let sw128 = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 3, shift: 3 }, base: Box::new(Layout::RowMajor) };
+        assert_eq!(tma_boxes(&sw128.to_linear(128, 32).unwrap(), 128, 32, 2), None);
+        // Column-major is no TMA box (its inner axis is the rows).
+        assert_eq!(tma_boxes(&Layout::ColMajor.to_linear(32, 64).unwrap(), 32, 64, 2), None);
+        // More rows than a box has.
+        assert_eq!(tma_boxes(&Layout::RowMajor.to_linear(512, 8).unwrap(), 512, 8, 2), None);
+        // box_of names the panels (one load per panel is not expressible in one op).
+        let global = TileType::new(&[100, 200], ScalarType::F16, MemorySpace::Global);
+        assert!(box_of(&global, &tile(&[32, 128], ScalarType::F16, Some(layout))).unwrap_err().contains("2 column panels of 32x64 (128b swizzle)"));
     }
 
     #[test]

@@ -257,6 +257,11 @@ pub(crate) fn abi_params(kernel: &KernelInfo, roles: &GemmRoles) -> Result<Vec<B
             (AbiRole::Extent(axis), Some(r)) => Ok(BenchParam::Extent { of: r, axis: *axis }),
             (AbiRole::Value, None) if Some(p.arg) == roles.alpha && p.ty == "f32" => Ok(BenchParam::Alpha),
             (AbiRole::Value, None) if Some(p.arg) == roles.beta && p.ty == "f32" => Ok(BenchParam::Beta),
+            // A TMA tensor map over a matrix (sm_90a): the runner encodes it over the matrix's buffer.
+            (AbiRole::TensorMap(k), Some(r)) => {
+                let map = kernel.tensor_maps.get(*k).ok_or_else(|| DriverError::Usage(format!("the kernel's ABI names tensor map #{k}, which it lacks")))?;
+                Ok(BenchParam::TensorMap { of: r, data_type: map.data_type, box_shape: map.box_shape.clone(), swizzle: map.swizzle.clone() })
+            }
             _ => Err(DriverError::Usage(format!("the compiled kernel's parameter '{}' ({}) has no GEMM role", p.name, p.ty))),
         })
         .collect()

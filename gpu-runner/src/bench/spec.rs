@@ -141,6 +141,18 @@ pub enum BenchParam {
     Alpha,
     /// The `beta` scalar, as `f32`.
     Beta,
+    /// A TMA tensor map over a matrix (row-major, its logical shape), built at launch with
+    /// `cuTensorMapEncodeTiled` (`crate::tensor_map`).
+    TensorMap {
+        of: Role,
+        /// `CUtensorMapDataType`.
+        data_type: u32,
+        /// The box, outermost first.
+        #[serde(rename = "box")]
+        box_shape: Vec<u64>,
+        /// `none`, `32b`, `64b` or `128b`.
+        swizzle: String,
+    },
 }
 
 impl GemmSpec {

@@ -49,6 +49,35 @@ impl AttrValue for GlobalAlignment {
     }
 }
 
+/// How `tile.copy_g2s` copies global memory into shared memory (`copy_g2s = "tma"` or `"cp_async"`). Without
+/// the attribute: TMA on sm_90a where it is legal, else cp.async (a remark says why).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyG2SMode {
+    /// TMA loads completing on mbarriers (sm_90a); where a copy cannot be one, an error at the copy.
+    Tma,
+    /// cp.async (or synchronous copies under a narrow `global_alignment`), on every target.
+    CpAsync,
+}
+
+impl AttrValue for CopyG2SMode {
+    const EXPECTED: &'static str = "\"tma\" or \"cp_async\"";
+
+    fn decode(attr: &Attribute) -> Option<CopyG2SMode> {
+        match attr {
+            Attribute::Str(s) if s == "tma" => Some(CopyG2SMode::Tma),
+            Attribute::Str(s) if s == "cp_async" => Some(CopyG2SMode::CpAsync),
+            _ => None,
+        }
+    }
+
+    fn encode(&self) -> Option<Attribute> {
+        Some(Attribute::Str(match self {
+            CopyG2SMode::Tma => "tma".into(),
+            CopyG2SMode::CpAsync => "cp_async".into(),
+        }))
+    }
+}
+
 /// What the lowering of tile copies requires of the launch extents: `[[argument, axis, multiple], ...]`,
 /// extent `axis` of argument number `argument` a multiple of `multiple` elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,6 +147,7 @@ kernel_attributes! {
     grid: Option<Vec<u32>> = None ; "The launch grid `[x, y, z]` (1 to 3 positive numbers) for `tilec interp`/`sim`/`bundle`; by default derived from the stores of the output.",
     warp_tile: Option<Vec<u32>> = None ; "`[WM, WN]`: each warp's part of an mma's output tile (layout assignment); by default the most square one.",
     global_alignment: Option<GlobalAlignment> = None ; "The alignment in bytes global-to-shared copies may assume (default 16: 16-byte cp.async).",
+    copy_g2s: Option<CopyG2SMode> = None ; "How `tile.copy_g2s` copies: `\"tma\"` (TMA loads on mbarriers, sm_90a; an error at a copy TMA cannot do) or `\"cp_async\"`; by default TMA on sm_90a wherever it is legal, else cp.async (`--remarks` says why).",
     pipeline_stages: Option<u32> = None ; "Stages of the software pipeline of the main loop (default: 4, or as many as fit in shared memory).",
     fragments_ahead: Option<bool> = None ; "Whether the pipeliner loads the next k-step's register fragments during this one's mma (default true).",
     mma: Option<MmaInstruction> = None ; "Which tensor-core instruction `tile.mma` becomes: `\"wgmma\"` (sm_90a: warpgroup MMA reading A and B from shared memory; an error where it is not legal) or `\"mma_sync\"`; by default wgmma on sm_90a where legal, else mma.sync (a `--remarks` remark says why).",

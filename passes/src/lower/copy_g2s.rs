@@ -170,7 +170,7 @@ impl<'f> Lowering<'f> {
         }
     }
 
-    fn copy_tiles(&mut self, id: OpId) -> Result<CopyTiles, Diagnostic> {
+    pub(super) fn copy_tiles(&mut self, id: OpId) -> Result<CopyTiles, Diagnostic> {
         let op = self.func.body.op(id);
         let span = op.span;
         let Some(typed::CopyG2S { src, src_indices, dst }) = op.view() else {
@@ -270,17 +270,31 @@ impl<'f> Lowering<'f> {
     }
 
     pub(super) fn lower_copy_g2s(&mut self, id: OpId, first_of_run: bool, last_of_run: bool) -> Result<(), Diagnostic> {
-        let tiles = self.copy_tiles(id)?;
-        if tiles.col_major != tiles.global_col_major {
-            self.lower_copy_g2s_transposed(id, &tiles, first_of_run)?;
-        } else {
-            self.lower_copy_g2s_in_order(id, &tiles, first_of_run)?;
+        if first_of_run {
+            let run = super::copy_g2s_tma::copy_run(self.func, id);
+            self.start_tma_run(&run)?;
         }
-        self.emit(OpSpec::new(OpKind::DeviceAsyncCreateGroup));
+        let tiles = self.copy_tiles(id)?;
+        if self.tma_copies.contains(&id) {
+            self.lower_copy_g2s_tma(&tiles, first_of_run)?;
+        } else {
+            if tiles.col_major != tiles.global_col_major {
+                self.lower_copy_g2s_transposed(id, &tiles, first_of_run)?;
+            } else {
+                self.lower_copy_g2s_in_order(id, &tiles, first_of_run)?;
+            }
+            self.emit(OpSpec::new(OpKind::DeviceAsyncCreateGroup));
+        }
         if last_of_run {
-            self.emit(typed::DeviceAsyncWait { num_groups: 0 }.into_spec());
-            if !self.wgmma.is_empty() {
-                // cp.async writes through the generic proxy, wgmma reads through the async proxy.
+            // A run of TMA loads only has no cp.async group to wait for.
+            let any_async = self.tma_run.is_none_or(|run| run.any_async);
+            if any_async {
+                self.emit(typed::DeviceAsyncWait { num_groups: 0 }.into_spec());
+            }
+            self.finish_tma_run();
+            if any_async && !self.wgmma.is_empty() {
+                // cp.async writes through the generic proxy, wgmma reads through the async proxy (TMA writes
+                // through the async proxy: no fence).
                 self.emit(OpSpec::new(OpKind::FenceProxyAsync));
             }
             self.emit(OpSpec::new(OpKind::Barrier));

@@ -31,6 +31,16 @@ impl<'f> Lowering<'f> {
         self.func.body.op(id).results[0]
     }
 
+    /// Creates an op without results at the top of the function body (after the ops hoisted before).
+    pub fn hoist_op(&mut self, spec: OpSpec) -> OpId {
+        let entry = self.func.entry;
+        let id = self.func.body.create_op(spec);
+        self.func.body.block_mut(entry).ops.insert(self.hoist_pos, id);
+        self.func.body.op_mut(id).parent = Some(entry);
+        self.hoist_pos += 1;
+        id
+    }
+
     /// An `index` constant (hoisted, one per value).
     pub fn index(&mut self, n: i64) -> Value {
         if let Some(&v) = self.constants.get(&(n, false)) {

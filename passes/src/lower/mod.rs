@@ -29,6 +29,7 @@ pub mod copy_plan;
 mod control;
 mod convert_layout;
 mod copy_g2s;
+mod copy_g2s_tma;
 mod copy_g2s_transpose;
 mod copy_r2g;
 mod copy_r2s;
@@ -167,6 +168,14 @@ pub(crate) struct Lowering<'f> {
     /// The same requirements, machine-checkable: `(argument, axis, multiple)`: the extent `axis` of the
     /// function's argument must be a multiple of `multiple` ([`ASYNC_COPY_ALIGNMENT_ATTR`]).
     pub alignment: BTreeSet<(i64, i64, i64)>,
+    /// The `tile.copy_g2s` ops that become TMA loads ([`copy_g2s_tma`]).
+    pub tma_copies: std::collections::HashSet<OpId>,
+    /// The mbarrier of the run of copies being lowered, when it has TMA loads.
+    pub tma_run: Option<copy_g2s_tma::TmaRun>,
+    /// `tid == 0`, hoisted once.
+    pub elected: Option<Value>,
+    /// What the lowering chose and why, for `--remarks`.
+    pub remarks: Vec<(Span, String)>,
 }
 
 /// Lowers one function (placing every barrier, for the default target, [`lower_func_with`]).
@@ -193,6 +202,11 @@ impl Default for LowerOptions {
 /// Lowers one function; `global_barriers = false` / `shared_barriers = false` leave out barriers (for tests
 /// of the race detector only: the code is racy then).
 pub fn lower_func_with(func: &mut Func, options: &LowerOptions) -> Result<(), Diagnostic> {
+    lower_func_with_remarks(func, options).map(|_| ())
+}
+
+/// [`lower_func_with`], returning the lowering's remarks (what it chose where it had a choice, and why).
+pub fn lower_func_with_remarks(func: &mut Func, options: &LowerOptions) -> Result<Vec<(Span, String)>, Diagnostic> {
     let LowerOptions { global_barriers, shared_barriers, target } = *options;
     // Layout assignment is idempotent; running it here makes the lowering usable on its own (it also writes
     // `num_warps` into the function).
@@ -203,7 +217,7 @@ pub fn lower_func_with(func: &mut Func, options: &LowerOptions) -> Result<(), Di
     let entry = func.entry;
     let first = match func.body.block(entry).ops.first() {
         Some(&op) => op,
-        None => return Ok(()),
+        None => return Ok(Vec::new()),
     };
     let mut cx = Lowering {
         func,
@@ -228,6 +242,10 @@ pub fn lower_func_with(func: &mut Func, options: &LowerOptions) -> Result<(), Di
         wgmma,
         wgmma_operands,
         alignment: BTreeSet::new(),
+        tma_copies: Default::default(),
+        tma_run: None,
+        elected: None,
+        remarks: Vec::new(),
     };
     cx.lower_block(entry)?;
     if !cx.requirements.is_empty() {
@@ -238,7 +256,7 @@ pub fn lower_func_with(func: &mut Func, options: &LowerOptions) -> Result<(), Di
         let items = cx.alignment.iter().map(|&(a, x, m)| Attribute::Array(vec![Attribute::Int(a), Attribute::Int(x), Attribute::Int(m)])).collect();
         cx.func.attrs.insert(ASYNC_COPY_ALIGNMENT_ATTR.into(), Attribute::Array(items));
     }
-    Ok(())
+    Ok(cx.remarks)
 }
 
 /// The plans of the function's wgmma `tile.mma` ops (layout assignment chose them) and their A and B values.
@@ -463,7 +481,9 @@ impl crate::Pass for LowerTileToNvgpu {
     fn run(&self, module: &mut Module, cx: &mut crate::PassContext) -> Result<(), Diagnostic> {
         for func in &mut module.funcs {
             let options = LowerOptions { global_barriers: self.global_barriers, shared_barriers: self.shared_barriers, target: cx.target };
-            lower_func_with(func, &options)?;
+            for (span, remark) in lower_func_with_remarks(func, &options)? {
+                cx.remark(span, remark);
+            }
         }
         for func in &module.funcs {
             if let Ok(KernelAttrs { async_copy_requirements: Some(text), .. }) = KernelAttrs::of(func) {

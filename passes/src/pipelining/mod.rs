@@ -1,5 +1,5 @@
 //! `software-pipeline`: turns a lowered k-loop that copies one tile into shared memory and waits for it
-//! every iteration into an N-stage `cp.async` ring.
+//! every iteration into an N-stage `cp.async` ring (an mbarrier ring for TMA loads, below).
 //!
 //! # What it matches
 //! A `tile.for` (nvgpu level, after `lower-tile-to-nvgpu`) whose body is
@@ -22,8 +22,7 @@
 //! is pipelined only when the stage count is given (option or attribute; see [`pipeline_func`] for why).
 //!
 //! # What it makes (S stages)
-//! - each copied shared tile `R x C` becomes `S*R x C`: stage `s` is rows `s*R .. (s+1)*R` (a swizzle of
-//!   the row-major offset is unchanged on each stage, since `R*C` is a multiple of its period);
+//! - each copied shared tile gets `S - 1` more allocations, one per stage;
 //! - a prologue before the loop issues the copies of iterations `0 .. S-1` into stages `0 .. S-1`, one
 //!   commit group per iteration;
 //! - the body: `device_async_wait {numGroups = S-2}` (the oldest group, this iteration's tile, has landed),
@@ -36,8 +35,26 @@
 //!   is; the barrier at the top of the iteration that reads its stage makes it visible, as for cp.async;
 //! - `device_async_wait {numGroups = 0}` after the loop, so no copy is in flight when the kernel goes on.
 //!
-//! The stage offsets of the read and write stages are carried through the loop as two extra `index`
-//! iter_args (rows, rotating `0, R, .., (S-1)*R`).
+//! Each stage is its own `tile.alloc_shared` (`%sa`, `%sa_stage1`, ...); the loop is unrolled `S` times so that
+//! every copy names its stage statically.
+//!
+//! # TMA loads: the mbarrier ring (sm_90a)
+//! A body whose copies are (partly) `nvgpu.tma.async.load`s, as `lower-tile-to-nvgpu` makes them on sm_90a
+//! (thread 0's `arrive.expect_tx` with the run's box bytes and its loads on one mbarrier, then every thread's
+//! `try_wait.parity` before the barrier), becomes a ring the same way, with one mbarrier per stage: the
+//! group of the loop's mbarrier grows to `S` (each initialised like the first, before the barrier that
+//! follows the inits), the fill of stage `s` announces and issues on barrier `s` (predicate: thread 0 and
+//! `k < ub`: an iteration past the end is not filled, and nothing waits for it), and the wait before reading
+//! stage `s` is `try_wait.parity` on barrier `s` at the parity of the ring round, `((k - lb) / step / S) % 2`
+//! (flipped when `k` is past the end, so that the wait of fragments loaded ahead for an iteration that does not
+//! exist returns at once: the phase before has completed, or the barrier was never filled). cp.async copies of
+//! the same body keep their groups and `device_async_wait {numGroups = S-2}` beside it. Refilling a stage
+//! after every warp is done reading it uses the cp.async ring's CTA barrier rather than per-stage "empty"
+//! mbarriers: the barrier is there anyway (it orders the cp.async copies' visibility, and the fragments-ahead
+//! schedule reads the next stage right after it), all warps both produce and consume here (no warp
+//! specialization), and a TMA load issued after a barrier that follows the reads is ordered after them (the
+//! race detector checks it: `tests/lit/sim/tma-ring.test`). Empty barriers pay off with a producer warp, which
+//! this pass does not build.
 //!
 //! Stages: the pass option `stages=N` (2..=8), else the function attribute `pipeline_stages`, else
 //! [`DEFAULT_STAGES`] or, where that many would not fit the target's shared memory per block, the most
@@ -268,8 +285,12 @@ struct LoopPlan {
     header: typed::For,
     /// Shared tiles the copies fill, with their rows.
     tiles: Vec<(Value, u64)>,
-    /// Whether an `nvgpu.fence.proxy.async` sits between the wait and its barrier (a wgmma reads the tiles
-    /// through the async proxy): the pipelined waits keep it.
+    /// Whether the body waits for cp.async groups (it has cp.async or synchronous copies).
+    has_async_wait: bool,
+    /// The mbarrier its TMA loads complete on, when it has some.
+    mbarrier: Option<MbarrierUse>,
+    /// Whether an `nvgpu.fence.proxy.async` follows the waits (a wgmma reads the tiles through the async
+    /// proxy): the pipelined waits keep it.
     proxy_fence: bool,
 }
 
@@ -278,7 +299,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
     let lop = body.op(l);
     let block = lop.regions[0];
     let ops = body.block(block).ops.clone();
-    let has_copy = ops.iter().any(|&o| matches!(body.op(o).kind, OpKind::DeviceAsyncCopy | OpKind::DeviceAsyncWait));
+    let has_copy = ops.iter().any(|&o| matches!(body.op(o).kind, OpKind::DeviceAsyncCopy | OpKind::DeviceAsyncWait | OpKind::TmaAsyncLoad));
     if !has_copy {
         return Ok(None);
     }
@@ -287,19 +308,32 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
         Some(n) if n > 0 => {}
         _ => return Err("its step is not a positive constant".into()),
     }
-    let Some((&yield_op, yielded)) = ops.last().and_then(|o| Some((o, body.op(*o).view::<typed::Yield>()?.values))) else {
+    let Some((_, yielded)) = ops.last().and_then(|o| Some((o, body.op(*o).view::<typed::Yield>()?.values))) else {
         return Err("the body does not end in a yield".into());
     };
-    let waits: Vec<usize> = (0..ops.len()).filter(|&i| body.op(ops[i]).kind == OpKind::DeviceAsyncWait).collect();
-    let [w] = waits[..] else { return Err("the body does not have exactly one device_async_wait".into()) };
-    if body.op(ops[w]).view::<typed::DeviceAsyncWait>().map_or(0, |wait| wait.num_groups) != 0 {
+    // The wait: a `device_async_wait {numGroups = 0}` (cp.async groups), a `try_wait.parity` on the copies'
+    // mbarrier (TMA loads), or both, then (after the parity's pure arithmetic) the barrier.
+    let is_wait = |o: OpId| matches!(body.op(o).kind, OpKind::DeviceAsyncWait | OpKind::MBarrierTryWaitParity);
+    let async_waits = ops.iter().filter(|&&o| body.op(o).kind == OpKind::DeviceAsyncWait).count();
+    let mbar_waits = ops.iter().filter(|&&o| body.op(o).kind == OpKind::MBarrierTryWaitParity).count();
+    if async_waits > 1 || mbar_waits > 1 || async_waits + mbar_waits == 0 {
+        return Err("the body does not have exactly one device_async_wait and/or one mbarrier wait".into());
+    }
+    let Some(w) = ops.iter().position(|&o| is_wait(o)) else { return Err("the body has no wait".into()) };
+    if ops.iter().any(|&o| body.op(o).view::<typed::DeviceAsyncWait>().is_some_and(|wait| wait.num_groups != 0)) {
         return Err("its wait already leaves groups pending".into());
     }
-    let proxy_fence = body.op(ops.get(w + 1).copied().unwrap_or(yield_op)).kind == OpKind::FenceProxyAsync;
-    let barrier = w + 1 + usize::from(proxy_fence);
-    if body.op(ops.get(barrier).copied().unwrap_or(yield_op)).kind != OpKind::Barrier {
+    // A proxy fence after the waits (a wgmma reads the tiles through the async proxy) belongs to them.
+    let is_fence = |o: OpId| body.op(o).kind == OpKind::FenceProxyAsync;
+    let Some(b) = (w..ops.len()).find(|&i| !is_wait(ops[i]) && !is_fence(ops[i]) && !is_pure(body.op(ops[i]).kind)) else {
+        return Err("the wait is not followed by a barrier".into());
+    };
+    if body.op(ops[b]).kind != OpKind::Barrier || ops[w..b].iter().filter(|&&o| is_wait(o)).count() != async_waits + mbar_waits {
         return Err("the wait is not followed by a barrier".into());
     }
+    let has_async_wait = async_waits == 1;
+    let proxy_fence = ops[w..b].iter().any(|&o| is_fence(o));
+    let mbar_wait = ops[w..b].iter().find_map(|&o| body.op(o).view::<typed::MBarrierTryWaitParity>());
     // The write-after-read barrier the lowering put before the copies, possibly after pure address
     // arithmetic (which touches no memory, so it may as well run after the barrier): it is dropped, the
     // pipelined body has its own.
@@ -307,8 +341,15 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
         .iter()
         .position(|&o| body.op(o).kind == OpKind::Barrier)
         .filter(|&b| ops[..b].iter().all(|&o| is_pure(body.op(o).kind)));
-    let pre: Vec<OpId> = ops[..w].iter().enumerate().filter(|&(i, _)| Some(i) != leading_barrier).map(|(_, &o)| o).collect();
-    let post: Vec<OpId> = ops[barrier + 1..ops.len() - 1].to_vec();
+    // The pure ops between the waits (the mbarrier's parity) count as address arithmetic.
+    let pre: Vec<OpId> = ops[..b]
+        .iter()
+        .enumerate()
+        .filter(|&(i, &o)| Some(i) != leading_barrier && !is_wait(o) && !is_fence(o))
+        .map(|(_, &o)| o)
+        .collect();
+    let post: Vec<OpId> = ops[b + 1..ops.len() - 1].to_vec();
+    let mut mbarrier: Option<Value> = None;
     let mut tiles: Vec<(Value, u64)> = Vec::new();
     for &o in &pre {
         let op = body.op(o);
@@ -340,6 +381,22 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
                 }
             }
             Some(AnyOp::DeviceAsyncCreateGroup(_)) => {}
+            // A TMA load and the arrive that announces its bytes, on the one mbarrier the wait waits on.
+            Some(AnyOp::TmaAsyncLoad(load)) => {
+                if Some(load.barriers) != mbar_wait.as_ref().map(|w| w.barriers) {
+                    return Err("a TMA load completes on another mbarrier than the one the loop waits on".into());
+                }
+                mbarrier = Some(load.barriers);
+                let dst = copied_tile(func, block, load.dst)?;
+                if !tiles.iter().any(|&(v, _)| v == dst.0) {
+                    tiles.push(dst);
+                }
+            }
+            Some(AnyOp::MBarrierArriveExpectTx(arrive)) => {
+                if Some(arrive.barriers) != mbar_wait.as_ref().map(|w| w.barriers) {
+                    return Err("an arrive.expect_tx on another mbarrier than the one the loop waits on".into());
+                }
+            }
             _ if is_pure(op.kind) => {}
             _ => return Err(format!("'{}' before the wait", op.kind.name())),
         }
@@ -347,7 +404,15 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
     for &o in &post {
         let op = body.op(o);
         match op.kind {
-            OpKind::DeviceAsyncCopy | OpKind::DeviceAsyncCreateGroup | OpKind::DeviceAsyncWait | OpKind::Barrier | OpKind::For => {
+            OpKind::DeviceAsyncCopy
+            | OpKind::DeviceAsyncCreateGroup
+            | OpKind::DeviceAsyncWait
+            | OpKind::Barrier
+            | OpKind::For
+            | OpKind::TmaAsyncLoad
+            | OpKind::MBarrierArrive
+            | OpKind::MBarrierArriveExpectTx
+            | OpKind::MBarrierTryWaitParity => {
                 return Err(format!("'{}' after the wait", op.kind.name()));
             }
             _ => {}
@@ -360,6 +425,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
         match AnyOp::from_op(body.op(o)) {
             Some(AnyOp::DeviceAsyncCopy(copy)) => sources.push(copy.src),
             Some(AnyOp::Load(load)) => sources.push(load.src),
+            Some(AnyOp::TmaAsyncLoad(load)) => sources.push(load.tensor),
             _ => {}
         }
     }
@@ -390,6 +456,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
             }
             let ok = match AnyOp::from_op(op) {
                 Some(AnyOp::DeviceAsyncCopy(copy)) => pre_set.contains(&o) && copy.dst == tile && copy.src != tile,
+                Some(AnyOp::TmaAsyncLoad(load)) => pre_set.contains(&o) && load.dst == tile,
                 Some(AnyOp::Store(store)) if pre_set.contains(&o) => store.dst == tile && store.value != tile,
                 Some(AnyOp::LdMatrix(_) | AnyOp::Load(_) | AnyOp::WarpgroupGenerateDescriptor(_)) => post_set.contains(&o),
                 _ => false,
@@ -410,8 +477,50 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
             address.push(o);
         }
     }
-    let all_synchronous = !pre.iter().any(|&o| body.op(o).kind == OpKind::DeviceAsyncCopy);
-    Ok(Some(LoopPlan { body: block, pre, all_synchronous, address, post, yielded, header, tiles, proxy_fence }))
+    let all_synchronous = !pre.iter().any(|&o| matches!(body.op(o).kind, OpKind::DeviceAsyncCopy | OpKind::TmaAsyncLoad));
+    let mbarrier = match (mbarrier, mbar_wait) {
+        (Some(barriers), Some(_)) => Some(mbarrier_ring(func, block, barriers)?),
+        (None, None) => None,
+        _ => return Err("the loop waits on an mbarrier that none of its TMA loads completes".into()),
+    };
+    Ok(Some(LoopPlan { body: block, pre, all_synchronous, address, post, yielded, header, tiles, has_async_wait, mbarrier, proxy_fence }))
+}
+
+/// The mbarrier group of a loop's TMA loads: `nvgpu.mbarrier.create` of one barrier, initialised once
+/// outside the loop (by `nvgpu.mbarrier.init` of barrier 0), used otherwise only in the loop body.
+fn mbarrier_ring(func: &Func, block: BlockId, barriers: Value) -> Result<MbarrierUse, String> {
+    let body = &func.body;
+    let single = matches!(body.ty(barriers), Type::Tile(t) if t.static_shape().as_deref() == Some(&[1]));
+    let created = body.defining_op(barriers).is_some_and(|d| body.op(d).kind == OpKind::MBarrierCreate);
+    if !single || !created {
+        return Err("the TMA loads' mbarrier is not one 'nvgpu.mbarrier.create' barrier".into());
+    }
+    let mut inits = Vec::new();
+    let mut elsewhere = false;
+    body.walk(func.entry, &mut |o| {
+        let op = body.op(o);
+        if !op.operands.contains(&barriers) {
+            return;
+        }
+        match op.view::<typed::MBarrierInit>() {
+            Some(init) if !is_inside(func, o, block) && body.constant_int(init.mbar_id) == Some(0) => inits.push((o, init)),
+            _ if is_inside(func, o, block) => {}
+            _ => elsewhere = true,
+        }
+    });
+    match (&inits[..], elsewhere) {
+        ([(init, view)], false) => Ok(MbarrierUse { barriers, init: *init, count: view.count, predicate: view.predicate }),
+        _ => Err("the TMA loads' mbarrier is initialised more than once or used outside the loop".into()),
+    }
+}
+
+/// The mbarrier of a loop's TMA loads, which the ring turns into one barrier per stage.
+struct MbarrierUse {
+    barriers: Value,
+    /// Its `nvgpu.mbarrier.init` (before the loop): the ring's inits of the other stages follow it.
+    init: OpId,
+    count: Value,
+    predicate: Option<Value>,
 }
 
 /// The shared tile `dst` a copy of the loop body `block` writes, with its rows: a static rank-2
@@ -653,6 +762,11 @@ struct Ring<'p> {
     /// Per copied tile: its allocation for each stage.
     allocs: HashMap<Value, Vec<Value>>,
     frag: Option<FragPlan>,
+    /// The loop's lower bound (for the mbarrier parities).
+    lb: Value,
+    /// With TMA loads: the group of `S` mbarriers (barrier `s` for stage `s`) and the stage numbers as
+    /// `index` constants.
+    mbarriers: Option<(Value, Vec<Value>)>,
 }
 
 impl Ring<'_> {
@@ -679,11 +793,21 @@ impl Ring<'_> {
                     None => (Some(valid), None),
                 },
                 Some(AnyOp::Store(store)) => (None, Some(store.dst)),
+                // A TMA load, and the arrive announcing its bytes, complete on the stage's own mbarrier and
+                // are issued only for iterations before the end (nothing waits for the others).
+                Some(AnyOp::TmaAsyncLoad(load)) => (load.predicate.map(|p| mapped(map, p)).or(Some(valid)), Some(load.dst)),
+                Some(AnyOp::MBarrierArriveExpectTx(arrive)) => (arrive.predicate.map(|p| mapped(map, p)).or(Some(valid)), None),
                 _ => (None, None),
             };
             if let Some(dst) = dst {
                 map.insert(dst, self.allocs[&dst][stage]);
             }
+            // `predicate && k < ub` for a TMA op: the issuing thread, for an iteration before the end.
+            let is_tma = matches!(view, Some(AnyOp::TmaAsyncLoad(_) | AnyOp::MBarrierArriveExpectTx(_)));
+            let issue = match guard {
+                Some(g) if is_tma && g != valid => Some(at.and(func, g, valid)),
+                _ => guard,
+            };
             let id = at.clone_op(func, o, map);
             if let Some(dst) = dst {
                 map.remove(&dst);
@@ -696,8 +820,58 @@ impl Ring<'_> {
                     _ => false,
                 };
             }
+            if let (Some((barriers, ids)), Some(issue)) = (&self.mbarriers, issue) {
+                if is_tma {
+                    let clone = func.body.op_mut(id);
+                    match AnyOp::from_op(clone) {
+                        Some(AnyOp::TmaAsyncLoad(load)) => {
+                            clone.set_from(typed::TmaAsyncLoad { barriers: *barriers, mbar_id: ids[stage], predicate: Some(issue), ..load })
+                        }
+                        Some(AnyOp::MBarrierArriveExpectTx(arrive)) => clone.set_from(typed::MBarrierArriveExpectTx {
+                            barriers: *barriers,
+                            mbar_id: ids[stage],
+                            predicate: Some(issue),
+                            ..arrive
+                        }),
+                        _ => false,
+                    };
+                }
+            }
         }
-        at.emit(func, OpSpec::new(OpKind::DeviceAsyncCreateGroup));
+        if self.plan.has_async_wait {
+            at.emit(func, OpSpec::new(OpKind::DeviceAsyncCreateGroup));
+        }
+    }
+
+    /// The wait before reading stage `stage`, filled for the iteration at `k`: the cp.async groups (all but
+    /// the `S-2` newest), and the stage's mbarrier at the parity of the ring round of `k` (the
+    /// `((k - lb) / step) / S`-th fill of the stage: parity flips every `S` iterations), flipped once more
+    /// when `k` is past the end.
+    fn wait(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize) {
+        if self.plan.has_async_wait {
+            at.wait(func, self.stages - 2);
+        }
+        if let Some((barriers, ids)) = &self.mbarriers {
+            let from = at.binary(func, BinaryArith::Sub, k, self.lb);
+            let n = at.binary(func, BinaryArith::Div, from, self.step);
+            let s_v = at.constant(func, self.stages);
+            let round = at.binary(func, BinaryArith::Div, n, s_v);
+            let two = at.constant(func, 2);
+            let r = at.binary(func, BinaryArith::Rem, round, two);
+            // An iteration past the end filled nothing (its loads were not issued): the wait for the phase
+            // before, which has completed (or, on a barrier never filled, counts as completed), returns at
+            // once: the parity flipped. (The fragments loaded ahead then read the stage's old contents,
+            // which nothing uses.)
+            let one = at.constant(func, 1);
+            let live = at.cmp(func, CmpPredicate::Lt, k, self.ub);
+            let past = at.select(func, live, self.zero, one);
+            let parity = at.cmp(func, CmpPredicate::Ne, r, past);
+            let ticks = at.constant(func, WAIT_TICKS);
+            at.emit(func, typed::MBarrierTryWaitParity { barriers: *barriers, mbar_id: ids[stage], phase_parity: parity, ticks }.into_spec());
+        }
+        if self.plan.proxy_fence {
+            at.emit(func, OpSpec::new(OpKind::FenceProxyAsync));
+        }
     }
 
     /// One iteration of the pipelined body for induction value `k` whose tiles sit in stage `stage`:
@@ -710,10 +884,7 @@ impl Ring<'_> {
         for (&a, &c) in block_args[1..].iter().zip(carried) {
             map.insert(a, c);
         }
-        at.wait(func, self.stages - 2);
-        if self.plan.proxy_fence {
-            at.emit(func, OpSpec::new(OpKind::FenceProxyAsync));
-        }
+        self.wait(func, at, k, stage);
         at.emit(func, OpSpec::new(OpKind::Barrier));
         // The body's own address arithmetic for this iteration (the compute part may use some of it).
         map.insert(self.iv, k);
@@ -794,12 +965,14 @@ impl Ring<'_> {
                 at.clone_op(func, o, &mut map);
             }
         }
-        at.wait(func, self.stages - 2);
-        if self.plan.proxy_fence {
-            at.emit(func, OpSpec::new(OpKind::FenceProxyAsync));
-        }
+        // The stage of the next iteration: with TMA loads, its mbarrier's parity needs its `k` before the wait.
+        let early_k = self.mbarriers.is_some().then(|| at.add_steps(func, k, 1, self.step));
+        self.wait(func, at, early_k.unwrap_or(k), (stage + 1) % s);
         at.emit(func, OpSpec::new(OpKind::Barrier));
-        let next_k = at.add_steps(func, k, 1, self.step);
+        let next_k = match early_k {
+            Some(next_k) => next_k,
+            None => at.add_steps(func, k, 1, self.step),
+        };
         let next = self.load_ahead(func, at, fp, next_k, (stage + 1) % s);
         for &o in fp.phases[last].iter().chain(&fp.late) {
             at.clone_op(func, o, &mut map);
@@ -815,6 +988,34 @@ impl Ring<'_> {
             None => (self.iteration(func, at, k, stage, carried), Vec::new()),
         }
     }
+}
+
+/// The suspend-time hint of the ring's mbarrier waits, in ns (the lowering's).
+const WAIT_TICKS: i64 = 1_000_000;
+
+/// Turns the loop's one mbarrier into a group of `stages` (barrier `s` for stage `s`), each initialised
+/// like the original right after its init (so the barrier after that init covers them too); returns the
+/// group and the stage numbers.
+fn mbarrier_group(func: &mut Func, m: &MbarrierUse, stages: i64) -> (Value, Vec<Value>) {
+    if let Type::Tile(t) = func.body.ty(m.barriers).clone() {
+        let mut ring = t.clone();
+        ring.shape = vec![tilec_ir::Dim::Static(stages as u64)];
+        func.body.values[m.barriers.index()].ty = Type::Tile(ring);
+    }
+    let next = func.body.op(m.init).parent.and_then(|b| {
+        let ops = &func.body.block(b).ops;
+        ops.iter().position(|&o| o == m.init).and_then(|i| ops.get(i + 1).copied())
+    });
+    let span = func.body.op(m.init).span;
+    let at = match next {
+        Some(op) => Emitter::before(op, span),
+        None => Emitter::at_end(func.body.op(m.init).parent.unwrap_or(func.entry), span),
+    };
+    let ids: Vec<Value> = (0..stages).map(|st| at.constant(func, st)).collect();
+    for &id in &ids[1..] {
+        at.emit(func, typed::MBarrierInit { barriers: m.barriers, mbar_id: id, count: m.count, predicate: m.predicate }.into_spec());
+    }
+    (m.barriers, ids)
 }
 
 // Invariant: `plan.tiles` are results of placed `tile.alloc_shared` ops (`LoopPlan` only accepts those).
@@ -854,7 +1055,8 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let zero = pro.constant(func, 0);
     let one = pro.constant(func, 1);
     let frag = if fragments_ahead { fragment_plan(func, plan) } else { None };
-    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag };
+    let mbarriers = plan.mbarrier.as_ref().map(|m| mbarrier_group(func, m, s));
+    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag, lb, mbarriers };
 
     // 2. Trip counts: T iterations, the unrolled loop runs T - T % S of them.
     let span_v = pro.binary(func, BinaryArith::Sub, ub, lb);
@@ -878,10 +1080,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     // With fragments loaded ahead: the first iteration's, once its stage has landed.
     let mut frags: Vec<Value> = Vec::new();
     if let Some(fp) = &ring.frag {
-        pro.wait(func, s - 2);
-        if plan.proxy_fence {
-            pro.emit(func, OpSpec::new(OpKind::FenceProxyAsync));
-        }
+        ring.wait(func, &pro, lb, 0);
         pro.emit(func, OpSpec::new(OpKind::Barrier));
         frags = ring.load_ahead(func, &pro, fp, lb, 0);
     }
@@ -927,8 +1126,10 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         let id = pro.emit(func, spec);
         results = func.body.op(id).results.clone();
     }
-    // Nothing in flight after the loop.
-    pro.wait(func, 0);
+    // Nothing in flight after the loop (TMA loads are issued only for iterations that wait for them).
+    if plan.has_async_wait {
+        pro.wait(func, 0);
+    }
 
     for (i, &old) in lop.results.iter().enumerate() {
         if let Some(name) = func.body.value(old).name.clone() {
