@@ -202,8 +202,8 @@ impl<'ctx> EmitNvgpu for FuncTranslator<'_, 'ctx> {
         self.set_result(op, x)
     }
 
-    /// `nvgpu.store %v, %m[..] {if %mask}` → an aligned `store`; with a mask, in a block entered when it is true
-    /// (LLVM turns it into a predicated `st`).
+    /// `nvgpu.store %v, %m[..] {if %mask}` → an aligned `store`; with a mask, one predicated `st` of 2, 4, 8 or
+    /// 16 bytes ([`predicated_store`](Self::predicated_store)), or else a block entered when it is true.
     fn store(&mut self, op: &Operation, v: &typed::Store) -> Result<()> {
         let ty = self.func.body.ty(v.value).clone();
         let count = access_count(&ty);
