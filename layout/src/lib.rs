@@ -34,7 +34,7 @@ pub use error::LayoutError;
 pub use fragment::{fragment_to_matrix, fragment_to_matrix_from_lanes, matrix_to_fragment, WARP_SIZE};
 pub use hardware::{hardware_layout, hardware_layout_names, hardware_layouts, ldmatrix_row_addresses, HardwareLayout};
 pub use linear::LinearLayout;
-pub use memory::{col_major, in_bytes, row_major};
+pub use memory::{col_major, column_panels, in_bytes, row_major};
 pub use offset::{Checked, Extent, OffsetArith, Overflow};
 pub use render::{render_json, render_svg, render_table};
 pub use swizzle::Swizzle;
