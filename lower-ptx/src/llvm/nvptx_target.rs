@@ -63,7 +63,8 @@ fn set_codegen_options(opt_level: OptLevel) {
 /// and the module-level clean-ups dropped. Kept: SROA, EarlyCSE, three InstCombines, SimplifyCFG, IPSCCP/SCCP,
 /// reassociation, the loop passes (LICM, rotation, unswitching, `indvars`, full and partial unrolling, deletion),
 /// BDCE/ADCE, `vector-combine`, alignment inference, function-attribute inference (`writeonly` and
-/// `captures(none)` on the kernel's pointers, which `--emit llvm` shows) and the verifier at the end.
+/// `captures(none)` on the kernel's pointers, which `--emit llvm` shows; not on a pointer that a predicated store's
+/// inline asm takes) and the verifier at the end.
 ///
 /// It gives byte-identical PTX to `default<O3>` for every GEMM example and `mma.tir` (sm_80 and sm_90), and
 /// to the uncut `default<O1>`-based pipeline of the previous version for every example (`scripts/ptx-snapshot.sh`),
