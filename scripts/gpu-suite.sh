@@ -77,6 +77,17 @@ BENCH=(
   examples/gemm_s8_b_col.tir:4096,4096,4098
 )
 
+# The same GEMMs compiled for sm_90a (wgmma, README "GEMM on wgmma against cuBLAS").
+BENCH_SM90A=(
+  examples/gemm.tir:4096,4096,4096
+  examples/gemm.tir:8192,8192,8192
+  examples/gemm_256x128.tir:4096,4096,4096
+  examples/gemm_256x128.tir:8192,8192,8192
+  examples/gemm_bf16_256x128.tir:4096,4096,4096
+  examples/gemm_bf16_256x128.tir:8192,8192,8192
+  examples/gemm_s8_b_col.tir:4096,4096,4096
+)
+
 # prepare_seeds TILEC: the seed's inputs and printed outputs into $DEV/seed-inputs/seed_X/, a bundle per program.
 # prepare_seeds TILEC OUTDIR BACKEND: one bundle per seed program, on the seed's own inputs.
 prepare_seeds() {
@@ -165,6 +176,15 @@ prepare)
     # stores clipped at %B's edge; and with %B 128x128, the zero fill of the boxes' part outside %A.
     "$TILEC" bundle examples/hopper/tma_copy.tir -o "$DEV/$out/tma_copy_100x72" --target sm_90a --backend "$backend" --arg A=100x72 --arg B=100x72 --grid 2,2,1
     "$TILEC" bundle examples/hopper/tma_copy.tir -o "$DEV/$out/tma_copy_fill_128x128" --target sm_90a --backend "$backend" --arg A=100x72 --arg B=128x128 --grid 2,2,1
+    # The tile-level GEMMs on sm_90a: tile.mma becomes wgmma reading A and B from shared memory (wgmma's panel
+    # layouts, descriptors, MN-major B for row-major f16/bf16, K-major int8), odd sizes through synchronous copies.
+    h=(--target sm_90a --backend "$backend")
+    "$TILEC" bundle examples/gemm.tir -o "$DEV/$out/wgmma_gemm_513x1000x264" --shape 513,1000,264 "${h[@]}"
+    "$TILEC" bundle examples/gemm.tir -o "$DEV/$out/wgmma_gemm_70x76x66" --shape 70,76,66 "${h[@]}"
+    "$TILEC" bundle examples/gemm_256x128.tir -o "$DEV/$out/wgmma_gemm_256x128_261x133x67" --shape 261,133,67 "${h[@]}"
+    "$TILEC" bundle examples/gemm_bf16_256x128.tir -o "$DEV/$out/wgmma_gemm_bf16_256x128_261x133x67" --shape 261,133,67 "${h[@]}"
+    "$TILEC" bundle examples/gemm_s8_b_col.tir -o "$DEV/$out/wgmma_gemm_s8_b_col_67x45x38" --shape 67,45,38 "${h[@]}"
+    "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/wgmma_gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${h[@]}"
     # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
     "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
     # Back-to-back GEMM D = (A·B)·C with P kept in registers (issue 16): small-integer inputs make P exact in
@@ -205,6 +225,11 @@ prepare)
   for entry in "${BENCH[@]}"; do
     "$TILEC" bench "${entry%%:*}" --shape "${entry#*:}" --target "$TARGET" --bundle "$DEV/bench"
   done
+  # The wgmma GEMMs (sm_90a) at the issue's shapes, in their own directory (the bundle names are the file's).
+  mkdir -p "$DEV/bench-sm90a"
+  for entry in "${BENCH_SM90A[@]}"; do
+    "$TILEC" bench "${entry%%:*}" --shape "${entry#*:}" --target sm_90a --bundle "$DEV/bench-sm90a"
+  done
   du -sh "$DEV"
   ;;
 device)
@@ -226,7 +251,7 @@ device)
   # Benchmarks: each kernel and cuBLAS in one process on the same inputs, CUDA-event timed (median of 50 after
   # 10 warm-up launches), tilec's result checked against cuBLAS's; one JSON line per shape in bench.jsonl
   # (scripts/bench_table.py and scripts/plot_bench.py read it).
-  ./tilec-gpu-runner bench bench/* --json "$OUT/bench.jsonl" 2>&1 | tee "$OUT/bench.log" || true
+  ./tilec-gpu-runner bench bench/* bench-sm90a/* --json "$OUT/bench.jsonl" 2>&1 | tee "$OUT/bench.log" || true
   # A cross-check of cuBLAS's figures through another caller, torch (fp16 output), at the fp16 GEMM's shapes.
   shapes=()
   for entry in "${BENCH[@]}"; do [ "${entry%%:*}" = examples/gemm.tir ] && shapes+=("${entry#*:}"); done

@@ -418,8 +418,9 @@ fn shape_args_give_shapes_without_values_at_any_size() {
     assert_eq!(tensor(&args, 0).shape, vec![bh, s, d]);
     assert_eq!(tensor(&args, 1).shape, vec![bh, s, d]);
     assert!(args.iter().all(|a| a.as_tensor().is_some_and(|t| t.values.is_empty())));
-    // The launch follows from the shapes alone: one block per 64 query rows (BM) on x, one per head on z.
-    assert_eq!(interp::default_launch(&func, &args).unwrap().grid, [(s / 64) as u32, 1, bh as u32]);
+    // The launch follows from the shapes alone: one block per 128 query rows (the file's BM) on x, one per
+    // head on z.
+    assert_eq!(interp::default_launch(&func, &args).unwrap().grid, [(s / 128) as u32, 1, bh as u32]);
     // The same checks of names and shapes as default_args.
     let e = interp::shape_args(&func, &ArgShapes::new().with("Q", &[2, 3]), 1).unwrap_err();
     assert!(e.to_string().contains("does not fit"), "{e}");

@@ -9,7 +9,11 @@
 //! - `#col_major` of rank 2: `i1 * d0 + i0` (other ranks are row-major).
 //! - `#swizzle<B, M, S, base>`: CuTe's XOR swizzle of the base offset `o`,
 //!   `o ^ ((o & (((1 << B) - 1) << (M + S))) >> S)`; the identity when `B = 0` (nothing emitted).
-//! - `#linear`, `#hw`: not memory layouts (they need a lookup table): `None`.
+//! - `#linear` of a rank-2 tile of static shape whose one input is `offset` and outputs `row`, `col` (a
+//!   bijection, such as [`crate::column_panels`]): the inverse map, coordinate bits to offset bits. Each run
+//!   of coordinate bits that lands on a run of offset bits is one `(i & mask) * 2^k` or `(i & mask) >> k`;
+//!   the runs' contributions are XOR-ed, row's then col's, lowest bits first (disjoint bits: XOR is the sum).
+//!   Other `#linear` layouts (hardware ones), `#hw` and dynamic extents: `None`.
 
 use crate::attr::Layout;
 
@@ -122,8 +126,43 @@ impl Layout {
                 let moved = arith.shr(high, shift)?;
                 arith.xor(o, moved).map(Some)
             }
-            Layout::Linear(_) | Layout::Hardware(_) => Ok(None),
+            Layout::Linear(l) => {
+                let Some(runs) = linear_offset_runs(l, extents) else { return Ok(None) };
+                let mut offset: Option<A::Value> = None;
+                for run in runs {
+                    let mask = arith.constant(run.mask);
+                    let mut part = arith.and(index[run.axis].clone(), mask)?;
+                    if run.to > run.from {
+                        let scale = arith.constant(1u64 << (run.to - run.from));
+                        part = arith.mul(part, scale)?;
+                    } else if run.from > run.to {
+                        let shift = arith.constant(u64::from(run.from - run.to));
+                        part = arith.shr(part, shift)?;
+                    }
+                    offset = Some(match offset {
+                        None => part,
+                        Some(o) => arith.xor(o, part)?,
+                    });
+                }
+                Ok(Some(offset.unwrap_or_else(|| arith.constant(0))))
+            }
+            Layout::Hardware(_) => Ok(None),
         }
+    }
+
+    /// For a `#linear` memory layout (see [`Layout::offset_with`]), how many elements consecutive along its
+    /// contiguous axis ([`Layout::contiguous_axis`]) are consecutive in memory: `2^n` for the `n` lowest
+    /// offset bits that are that axis's lowest bits in order. `None` for other layouts.
+    pub fn linear_contiguous_run(&self) -> Option<u64> {
+        let Layout::Linear(l) = self else { return None };
+        let (axis, _) = linear_memory_dims(l)?;
+        let bases = l.bases("offset")?;
+        let n = bases
+            .iter()
+            .enumerate()
+            .take_while(|(i, b)| b.iter().enumerate().all(|(d, &v)| v == if d == axis { 1 << i } else { 0 }))
+            .count();
+        Some(1 << n)
     }
 
     /// Whether the layout is a memory layout [`Layout::offset_with`] computes offsets of: `#row_major`,
@@ -132,7 +171,8 @@ impl Layout {
         match self {
             Layout::RowMajor | Layout::ColMajor => true,
             Layout::Swizzled { base, .. } => base.is_memory_layout(),
-            Layout::Linear(_) | Layout::Hardware(_) => false,
+            Layout::Linear(l) => linear_memory_dims(l).is_some(),
+            Layout::Hardware(_) => false,
         }
     }
 
@@ -146,6 +186,7 @@ impl Layout {
             Layout::ColMajor if rank == 2 => Some(0),
             Layout::RowMajor | Layout::ColMajor => Some(rank - 1),
             Layout::Swizzled { base, .. } => base.contiguous_axis(rank),
+            Layout::Linear(l) if rank == 2 => linear_memory_dims(l).map(|(axis, _)| axis),
             Layout::Linear(_) | Layout::Hardware(_) => None,
         }
     }
@@ -153,6 +194,62 @@ impl Layout {
     fn has_swizzle(&self) -> bool {
         matches!(self, Layout::Swizzled { .. })
     }
+}
+
+/// A run of coordinate bits of `axis` (`mask`, starting at bit `from`) that the inverse of a `#linear` memory
+/// layout places at offset bits starting at `to`.
+struct OffsetRun {
+    axis: usize,
+    mask: u64,
+    from: u32,
+    to: u32,
+}
+
+/// For a `#linear` memory layout (input `offset` only, outputs `row` and `col`, a bijection): the axis of
+/// offset bit 0 (the contiguous axis) and the inverse layout.
+fn linear_memory_dims(l: &crate::LinearLayout) -> Option<(usize, crate::LinearLayout)> {
+    let ins: Vec<_> = l.in_dims().collect();
+    let outs = l.out_dim_names();
+    if ins.len() != 1 || ins[0].0 != "offset" || outs != ["row", "col"] || !l.is_bijective() {
+        return None;
+    }
+    let first = l.bases("offset")?.first()?;
+    let axis = if first[1] == 1 && first[0] == 0 { 1 } else { 0 };
+    Some((axis, l.invert().ok()?))
+}
+
+/// The runs of [`OffsetRun`] of a `#linear` memory layout of a tile of static `extents` equal to its output
+/// sizes, lowest coordinate bit first, row's then col's; `None` when it is not such a layout.
+fn linear_offset_runs<V>(l: &crate::LinearLayout, extents: &[Extent<V>]) -> Option<Vec<OffsetRun>> {
+    let (_, inverse) = linear_memory_dims(l)?;
+    if extents.len() != 2 {
+        return None;
+    }
+    let mut runs = Vec::new();
+    for (axis, name) in ["row", "col"].into_iter().enumerate() {
+        let size = l.out_dim_size(name)?;
+        match extents[axis] {
+            Extent::Static(n) if n == u64::from(size) => {}
+            _ => return None,
+        }
+        for (bit, basis) in inverse.bases(name)?.iter().enumerate() {
+            let &[to_value] = basis.as_slice() else { return None };
+            if !to_value.is_power_of_two() {
+                // Not a permutation of bits: one run per bit would need an XOR per set bit; not needed yet.
+                return None;
+            }
+            let (from, to) = (bit as u32, to_value.trailing_zeros());
+            match runs.last_mut() {
+                Some(OffsetRun { axis: a, mask, from: f, to: t })
+                    if *a == axis && i64::from(from) - i64::from(*f) == i64::from(to) - i64::from(*t) && from > 0 && *mask & (1 << (from - 1)) != 0 =>
+                {
+                    *mask |= 1 << from;
+                }
+                _ => runs.push(OffsetRun { axis, mask: 1 << from, from, to }),
+            }
+        }
+    }
+    Some(runs)
 }
 
 /// [`Layout::element_offset`]: [`Layout::offset_with`] on [`Checked`] numbers. A swizzle works on 32-bit
@@ -213,6 +310,33 @@ mod tests {
         fn numbers_match_the_reference(layout in layouts(), (shape, index) in shape_and_index()) {
             prop_assert_eq!(layout.element_offset(&shape, &index), reference(&layout, &shape, &index));
         }
+    }
+
+    /// Column panels (`offset = (col / pc) * rows * pc + row * pc + col % pc`, written out here) and their
+    /// swizzle, through the runs of the `#linear` case.
+    #[test]
+    fn column_panel_offsets() {
+        for (rows, cols, pc) in [(32u32, 128u32, 64u32), (64, 64, 32), (16, 256, 16), (8, 64, 64)] {
+            let linear = Layout::Linear(crate::memory::column_panels(rows, cols, pc).unwrap());
+            let swizzled = Layout::Swizzled { swizzle: Swizzle::new(3, 3, 3).unwrap(), base: Box::new(linear.clone()) };
+            for row in 0..rows {
+                for col in 0..cols {
+                    let want = u64::from((col / pc) * rows * pc + row * pc + col % pc);
+                    let shape = [u64::from(rows), u64::from(cols)];
+                    let index = [i64::from(row), i64::from(col)];
+                    assert_eq!(linear.element_offset(&shape, &index), Some(want));
+                    assert_eq!(swizzled.element_offset(&shape, &index), Some(u64::from(Swizzle::new(3, 3, 3).unwrap().apply(want as u32))));
+                }
+            }
+            assert_eq!(linear.contiguous_axis(2), Some(1));
+            assert_eq!(linear.linear_contiguous_run(), Some(u64::from(pc)));
+            assert!(linear.is_memory_layout() && swizzled.is_memory_layout());
+            // A shape other than the layout's is not this layout's.
+            assert_eq!(linear.element_offset(&[u64::from(rows) * 2, u64::from(cols)], &[0, 0]), None);
+        }
+        // A hardware fragment layout is not a memory layout.
+        let hw = Layout::Linear(crate::hardware_layout("mma.m16n8k16.f16.a").unwrap().layout.clone());
+        assert!(!hw.is_memory_layout());
     }
 
     #[test]

@@ -322,6 +322,8 @@ impl<B, X> MemRef<B, X> {
                 // A run follows the storage order: the last axis, or down a column of a col-major tile.
                 Layout::RowMajor | Layout::ColMajor => true,
                 Layout::Swizzled { swizzle, base } => (swizzle.bits == 0 || (1u64 << swizzle.base) >= run) && check(base, run),
+                // A `#linear` memory layout (column panels) keeps runs within its lowest contiguous bits.
+                Layout::Linear(_) => layout.linear_contiguous_run().is_some_and(|n| n >= run),
                 _ => false,
             }
         }
@@ -476,6 +478,8 @@ pub(crate) trait EmitScalar {
     fn unary(&mut self, op: &Operation, source: Value) -> Result<()>;
     fn cmp(&mut self, op: &Operation, v: &typed::Cmp) -> Result<()>;
     fn select(&mut self, op: &Operation, v: &typed::Select) -> Result<()>;
+    /// `tile.fma` (f32): `fma.rn.f32` on each element.
+    fn fma(&mut self, op: &Operation, v: &typed::Fma) -> Result<()>;
     /// Not of or to `i4`, `u4` or fp8 (checked by the walk).
     fn cast(&mut self, op: &Operation, v: &typed::Cast) -> Result<()>;
     fn fill(&mut self, op: &Operation, v: &typed::Fill) -> Result<()>;
@@ -642,12 +646,13 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         | AnyOp::Max(typed::Max { lhs, rhs }) => e.binary(op, lhs, rhs),
         AnyOp::Neg(typed::Neg { source })
         | AnyOp::Exp(typed::Exp { source })
-        | AnyOp::Exp2(typed::Exp2 { source })
+        | AnyOp::Exp2(typed::Exp2 { source, .. })
         | AnyOp::Log(typed::Log { source })
         | AnyOp::Sqrt(typed::Sqrt { source })
         | AnyOp::Rsqrt(typed::Rsqrt { source }) => e.unary(op, source),
         AnyOp::Cmp(v) => e.cmp(op, &v),
         AnyOp::Select(v) => e.select(op, &v),
+        AnyOp::Fma(v) => e.fma(op, &v),
         AnyOp::Cast(v) => {
             let from = func.body.ty(v.source).element_type();
             let to = op.result().map_or(from, |r| func.body.ty(r).element_type());

@@ -40,7 +40,10 @@
 //! ([`crate::slice_layout::crop`]): the lanes and warps that would hold elements past its edge hold copies.
 //!
 //! Shared tiles are left alone: without a layout they are row-major; the swizzle pass may give them
-//! one, and the lowering reads it from the type.
+//! one, and the lowering reads it from the type. Except on the wgmma path ([`crate::wgmma`], decided first
+//! for each `tile.mma`): there the operand tiles get wgmma's panel layouts, only the accumulator is
+//! constrained ([`wgmma_accumulator_layout`], fragments of N/2 values, one per m64 tile), and A and B take
+//! default layouts (their copies vanish in the lowering).
 
 use std::collections::HashMap;
 
@@ -221,6 +224,21 @@ pub fn assign_mma_with(
     Ok(MmaAssignment { instr, warps: (wm, wn), a, b, c })
 }
 
+/// The accumulator layout of a wgmma plan: the ISA's D layout of one m64nN instruction over a warpgroup
+/// (`wgmma.m64n<N>k16.f32.d`, its 128 `lane`s split into 32 lanes of 4 warps; the s32 one is the same), repeated over the warpgroup's m64 tiles (more
+/// `register` bits), then the warpgroups along M, then along N (`warp` bits above the warpgroup's 4 warps).
+pub fn wgmma_accumulator_layout(plan: &crate::wgmma::WgmmaPlan) -> Result<LinearLayout, String> {
+    let name = format!("wgmma.m64n{}k16.f32.d", plan.n);
+    let d = hardware_layout(&name).map(|h| &h.layout).ok_or_else(|| format!("no hardware layout '{name}'"))?;
+    // The catalogue's layout spans the warpgroup's 128 threads as `lane`; here lanes 32..128 are warps 1..4.
+    let d = lin(d.reshape_ins(&[("register", plan.n / 2), ("lane", 32), ("warp", 4)]))?;
+    tiled(&d, &[
+        ("register", "row", plan.m_tiles, false),
+        ("warp", "row", plan.groups.0, false),
+        ("warp", "col", plan.groups.1, false),
+    ])
+}
+
 /// The role a class of register tiles plays for the mma, which fixes its fragment size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -344,7 +362,7 @@ impl LayoutClasses {
                 _ if op.kind.is_binary_arith() || op.kind.is_unary_math() => {
                     tie(&[op.operands.clone(), op.results.clone()].concat())
                 }
-                Some(typed::AnyOp::Cmp(_)) => tie(&[op.operands.clone(), op.results.clone()].concat()),
+                Some(typed::AnyOp::Cmp(_) | typed::AnyOp::Fma(_)) => tie(&[op.operands.clone(), op.results.clone()].concat()),
                 Some(typed::AnyOp::Select(sel)) => {
                     tie(&[vec![sel.cond, sel.true_value, sel.false_value], op.results.clone()].concat())
                 }
@@ -467,6 +485,26 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
             Some(&[rows, cols]) if rows > 0 && cols > 0 => Some((u64::from(rows), u64::from(cols))),
             Some(_) => return Err(Diagnostic::error(op.span, format!("the '{WARP_TILE_ATTR}' of a 'tile.mma' must be [rows, cols] of positive integers"))),
         };
+        if crate::wgmma::is_wgmma(&mma) {
+            // Decided by `choose_instructions`: only the accumulator has a register layout (A and B are read
+            // from shared memory; their copies vanish in the lowering and they take a default layout).
+            let plan = crate::wgmma::wgmma_plan(func, id, warps)
+                .map_err(|m| Diagnostic::error(op.span, format!("this 'tile.mma' has a wgmma shape (mmaShape m = 64) but cannot use wgmma: {m}")))?;
+            let layout = wgmma_accumulator_layout(&plan).map_err(|m| Diagnostic::error(op.span, format!("no wgmma accumulator layout: {m}")))?;
+            let c = classes.class_of(mma.c);
+            match reqs.get(&c) {
+                Some(prev) if prev.layout != layout || prev.values != plan.n / 2 => {
+                    return Ok(Err(LayoutConflict { op: id, operand: mma.c, role: Role::C, other: prev.op }));
+                }
+                Some(_) => {}
+                None => {
+                    reqs.insert(c, Requirement { layout: layout.clone(), values: plan.n / 2, role: Role::C, op: id });
+                }
+            }
+            let instr = MmaInstr { m: 64, n: plan.n, k: plan.k, a: "wgmma.shared", b: "wgmma.shared", c: "wgmma.m64nNk16.d" };
+            mmas.push((id, MmaAssignment { instr, warps: plan.groups, a: LinearLayout::empty(), b: LinearLayout::empty(), c: layout }));
+            continue;
+        }
         let asg = assign_mma_with(sa[0], sb[1], sa[1], ta.elem, tc.elem, warps, warp_tile).map_err(|m| {
             Diagnostic::error(op.span, format!("no layout assignment for this 'tile.mma': {m}"))
                 .with_note(format!("the block has {warps} warps (function attribute 'num_warps')"))
@@ -755,6 +793,16 @@ pub fn assign_layouts_in(func: &mut Func) -> Result<(), Diagnostic> {
 /// [`assign_layouts_in`] for a target, with conversions where requirements conflict
 /// ([`crate::layout_conversion`]); returns their remarks.
 pub fn assign_layouts_for(func: &mut Func, target: tilec_ir::Target) -> Result<Vec<crate::layout_conversion::ConversionRemark>, Diagnostic> {
+    // wgmma or mma.sync per tile.mma (recorded in the op, so later runs find the same choice).
+    let choices = crate::wgmma::choose_instructions(func, target)?;
+    let mut remarks: Vec<crate::layout_conversion::ConversionRemark> =
+        choices.into_iter().map(|c| crate::layout_conversion::ConversionRemark { span: c.span, message: c.message }).collect();
+    let more = assign_layouts_after_choice(func, target)?;
+    remarks.extend(more);
+    Ok(remarks)
+}
+
+fn assign_layouts_after_choice(func: &mut Func, target: tilec_ir::Target) -> Result<Vec<crate::layout_conversion::ConversionRemark>, Diagnostic> {
     crate::layout_conversion::insert_conversions(func)?;
     write_layouts(func)?;
     let (expanded, remarks) = crate::layout_conversion::expand_through_shared(func, target)?;

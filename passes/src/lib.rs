@@ -48,6 +48,7 @@ pub mod slice_layout;
 pub mod registry;
 pub mod swizzle;
 pub mod timing;
+pub mod wgmma;
 
 pub use context::{PassContext, Remark};
 pub use layout_assignment::LayoutAssignment;

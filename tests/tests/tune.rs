@@ -423,7 +423,8 @@ fn timing_bundles_carry_no_data_at_any_size() {
     let files: BTreeSet<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(files, ["bundle.json", "kernel.ptx", "meta.json"].iter().map(|s| s.to_string()).collect());
     let b = read_json(&dir.join("bundle.json"));
-    assert_eq!(b["grid"], json!([4096 / 64, 1, 128]));
+    // One block per BM = 128 query rows (the file's default), one per head.
+    assert_eq!(b["grid"], json!([4096 / 128, 1, 128]));
     assert_eq!((b["repeat"].clone(), b["warmup"].clone(), b["flops"].clone()), (json!(20), json!(3), json!(1099511627776.0)));
     let q = &b["params"][0]["buffer"];
     assert_eq!(q["random"], json!({"elem": "f16", "count": 128 * 4096 * 128, "seed": 1, "stream": 0}));

@@ -146,7 +146,7 @@ pub fn first_tile_level_op(func: &Func) -> Option<tilec_ir::OpId> {
             kind,
             OpKind::CopyG2S | OpKind::CopyS2R | OpKind::CopyR2S | OpKind::CopyR2G | OpKind::Mma | OpKind::Reduce | OpKind::Broadcast | OpKind::Iota | OpKind::Transpose | OpKind::TileBarrier
         ) || matches!(kind, OpKind::Fill | OpKind::Splat) && func.body.op(id).results.iter().any(|&r| func.body.ty(r).as_tile().is_some())
-            || kind.is_binary_arith() && func.body.op(id).results.iter().any(|&r| func.body.ty(r).as_tile().is_some());
+            || (kind.is_binary_arith() || kind == OpKind::Fma) && func.body.op(id).results.iter().any(|&r| func.body.ty(r).as_tile().is_some());
         if tile_level && found.is_none() {
             found = Some(id);
         }

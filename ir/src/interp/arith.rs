@@ -50,6 +50,11 @@ pub(super) fn binary(kind: OpKind, elem: ScalarType, a: f64, b: f64) -> Result<f
     wrap_int(elem, r)
 }
 
+/// `tile.fma` on f32 elements: `a·b + c` rounded to f32 once (`fma.rn.f32`), not the product rounded first.
+pub(crate) fn fma(a: f64, b: f64, c: f64) -> f64 {
+    f64::from((a as f32).mul_add(b as f32, c as f32))
+}
+
 /// A unary elementwise op (`tile.neg` and the float math functions, [`OpKind::is_unary_math`]) on one
 /// element of `elem`: computed in `f64`, then rounded to `elem` once. So the interpreter gives the correctly
 /// rounded result (bar double rounding through f64, far below f32's ulp); the GPU's `.approx` instructions

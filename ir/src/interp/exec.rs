@@ -374,7 +374,7 @@ impl<'f, 'a> Machine<'f, 'a> {
             | AnyOp::Max(typed::Max { lhs, rhs }) => self.exec_binary(op, lhs, rhs)?,
             AnyOp::Neg(typed::Neg { source })
             | AnyOp::Exp(typed::Exp { source })
-            | AnyOp::Exp2(typed::Exp2 { source })
+            | AnyOp::Exp2(typed::Exp2 { source, .. })
             | AnyOp::Log(typed::Log { source })
             | AnyOp::Sqrt(typed::Sqrt { source })
             | AnyOp::Rsqrt(typed::Rsqrt { source }) => {
@@ -401,6 +401,22 @@ impl<'f, 'a> Machine<'f, 'a> {
                         Slot::Tile(Rc::new(a.iter().zip(b.iter()).map(|(&x, &y)| arith::compare(c.predicate, x, y)).collect()))
                     }
                     _ => return Err(malformed(op, "compares two scalars or two register tiles")),
+                };
+                self.set(r, slot);
+            }
+            AnyOp::Fma(f) => {
+                let (r, _) = self.result(op)?;
+                let slot = match (self.get(op, f.lhs)?, self.get(op, f.rhs)?, self.get(op, f.addend)?) {
+                    (Slot::Scalar(a), Slot::Scalar(b), Slot::Scalar(c)) => Slot::Scalar(arith::fma(*a, *b, *c)),
+                    (Slot::Tile(_), Slot::Tile(_), Slot::Tile(_)) => {
+                        let ((a, sa), (b, sb), (c, sc)) = (self.tile(op, f.lhs)?, self.tile(op, f.rhs)?, self.tile(op, f.addend)?);
+                        if sa != sb || sa != sc {
+                            return Err(malformed(op, "needs operands of one shape"));
+                        }
+                        self.charge(a.len() as u64, op.span)?;
+                        Slot::Tile(Rc::new(a.iter().zip(b.iter().zip(c.iter())).map(|(&x, (&y, &z))| arith::fma(x, y, z)).collect()))
+                    }
+                    _ => return Err(malformed(op, "needs three scalars or three register tiles")),
                 };
                 self.set(r, slot);
             }

@@ -331,6 +331,45 @@ keyword_enum! {
     MatrixOrder { Row = "row", Col = "col" }
 }
 
+/// The tensor-core instruction a kernel's `tile.mma` ops become (its attribute `mma`): `"wgmma"` or
+/// `"mma_sync"` (a string or a bare keyword).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaInstruction {
+    /// sm_90a's warpgroup MMA, operands read from shared memory.
+    Wgmma,
+    /// `mma.sync` with `ldmatrix` fragments.
+    MmaSync,
+}
+
+impl MmaInstruction {
+    /// The name the attribute writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaInstruction::Wgmma => "wgmma",
+            MmaInstruction::MmaSync => "mma_sync",
+        }
+    }
+}
+
+impl AttrValue for MmaInstruction {
+    const EXPECTED: &'static str = "\"wgmma\" or \"mma_sync\"";
+
+    fn decode(attr: &Attribute) -> Option<MmaInstruction> {
+        match attr {
+            Attribute::Str(s) | Attribute::Keyword(s) => match s.as_str() {
+                "wgmma" => Some(MmaInstruction::Wgmma),
+                "mma_sync" => Some(MmaInstruction::MmaSync),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn encode(&self) -> Option<Attribute> {
+        Some(Attribute::Str(self.name().to_string()))
+    }
+}
+
 /// The `m × n × k` shape of a tensor-core instruction: `mmaShape = [16, 8, 16]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MmaShape {

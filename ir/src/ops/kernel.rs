@@ -7,7 +7,7 @@
 use crate::attr::Attribute;
 use crate::body::Func;
 use crate::ops::{AttrDef, AttrValue};
-use crate::ops::attr_value::Tolerance;
+use crate::ops::attr_value::{MmaInstruction, Tolerance};
 
 /// The alignment in bytes that global-to-shared copies may assume of global tiles: one number for every
 /// global tile, or one per kernel argument (`global_alignment = 16` or `[16, 2, 16]`), each 16, 8, 4, 2 or 1.
@@ -120,6 +120,7 @@ kernel_attributes! {
     global_alignment: Option<GlobalAlignment> = None ; "The alignment in bytes global-to-shared copies may assume (default 16: 16-byte cp.async).",
     pipeline_stages: Option<u32> = None ; "Stages of the software pipeline of the main loop (default: 4, or as many as fit in shared memory).",
     fragments_ahead: Option<bool> = None ; "Whether the pipeliner loads the next k-step's register fragments during this one's mma (default true).",
+    mma: Option<MmaInstruction> = None ; "Which tensor-core instruction `tile.mma` becomes: `\"wgmma\"` (sm_90a: warpgroup MMA reading A and B from shared memory; an error where it is not legal) or `\"mma_sync\"`; by default wgmma on sm_90a where legal, else mma.sync (a `--remarks` remark says why).",
     raster_group: Option<u32> = None ; "Group size of the grouped block order for L2 reuse (the rasterize pass; default 8, 1 turns it off).",
     sample_args: Option<Vec<String>> = None ; "Small inputs for running the kernel with no flags (`tilec interp`/`sim`/`bundle`/`run FILE`): `NAME=SHAPE` for a global tile (`\"A=64x32\"`, `\"x=64\"` for rank 1) or `NAME=VALUE` for a scalar (`\"alpha=2\"`), the `--arg` syntax; `--shape`, `--arg` and `--input` override them by name.",
     sim_tolerance: Option<Tolerance> = None ; "`[ATOL, RTOL]`: how far `tilec sim` lets the simulator's floating-point results be from the interpreter's (default: `tilec compare`'s per-type tolerance), for kernels whose result depends on the order of a sum or on roundings inside it; `--tolerance` overrides it.",

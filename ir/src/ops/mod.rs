@@ -26,7 +26,7 @@ pub mod reference;
 pub mod wgmma;
 
 pub use binary::BinaryArith;
-pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaShape, Probe, ReduceKind, ShuffleMode, Tolerance};
+pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaInstruction, MmaShape, Probe, ReduceKind, ShuffleMode, Tolerance};
 
 use crate::attr::Attribute;
 use crate::body::{OpSpec, Operation, Value};
@@ -377,7 +377,9 @@ define_ops! {
     }
     For = "tile.for" {
         operands: [lower: One, upper: One, step: One, inits: Variadic],
-        attributes: [],
+        attributes: [
+            pipeline_stages: Option<u32> = None ; "This loop's software-pipelining stage count (1..=8; 1: single-stage), in place of the kernel's `pipeline_stages`: e.g. a loop of one iteration that need not cost a ring of shared stages.",
+        ],
         results: Some(Arity::Variadic), format: None,
         summary: "A counted loop with loop-carried values: `tile.for %i = %lb to %ub step %s iter_args(%x = %init) -> (T)`.",
     }
@@ -467,6 +469,12 @@ define_ops! {
         results: ONE, format: Some("$lhs , $rhs attr-dict : type(results)"),
         summary: "Elementwise maximum.",
     }
+    Fma = "tile.fma" {
+        operands: [lhs: One, rhs: One, addend: One],
+        attributes: [],
+        results: ONE, format: Some("$lhs , $rhs , $addend attr-dict : type(results)"),
+        summary: "Elementwise fused multiply-add `lhs·rhs + addend` of f32 values, rounded once (`fma.rn.f32`; e.g. FlashAttention's `exp2(s·scale - m·scale)` argument in one instruction).",
+    }
     Cmp = "tile.cmp" {
         operands: [lhs: One, rhs: One],
         attributes: [
@@ -508,7 +516,9 @@ define_ops! {
     }
     Exp2 = "tile.exp2" {
         operands: [source: One],
-        attributes: [],
+        attributes: [
+            ftz: bool = false ; "Flush subnormal inputs and results to zero: `ex2.approx.ftz.f32`, one `MUFU.EX2` where `ex2.approx.f32` takes three to four SASS instructions (a range test and two multiplies around it); results below 2^-126 become +0 (FlashAttention-2's exp2, built with --use_fast_math).",
+        ],
         results: ONE, format: Some("$source attr-dict : type(results)"),
         summary: "Elementwise 2^x of floats: `ex2.approx.f32` on the GPU, within 2 ulp of f32 (f16/bf16 computed in f32, then rounded).",
     }
@@ -769,21 +779,23 @@ define_ops! {
         operands: [tensor: One, indices: Variadic],
         attributes: [
             swizzle: u32 = 0 ; "The swizzle mode in bytes: 0 (none: 8x16-byte core matrices), 32, 64 or 128 (descriptor bits 62-63: 0, 3, 2, 1).",
-            leading_byte_offset("leadingByteOffset"): u32 ; "Bytes between core matrices along K (no swizzle); 16 with a swizzle, where the hardware does not use it. A multiple of 16 below 2^18.",
-            stride_byte_offset("strideByteOffset"): u32 ; "Bytes between consecutive groups of 8 rows (of M for A, of N for B). A multiple of 16 below 2^18.",
+            leading_byte_offset("leadingByteOffset"): u32 ; "K-major: bytes between core matrices along K (no swizzle); 16 with a swizzle, where the hardware does not use it. MN-major: bytes between swizzle panels along MN (swizzled), or between groups of 8 K rows (no swizzle). A multiple of 16 below 2^18.",
+            stride_byte_offset("strideByteOffset"): u32 ; "K-major: bytes between consecutive groups of 8 rows (of M for A, of N for B). MN-major: bytes between groups of 8 K rows (swizzled), or between 16-byte core-matrix columns along MN (no swizzle). A multiple of 16 below 2^18.",
         ],
         results: ONE,
         format: Some("$tensor[$indices] attr-dict : type(results)"),
-        summary: "The 64-bit wgmma matrix descriptor (an `index`) of the K-major matrix that starts at `%tensor[indices]` in shared memory: start address, leading and stride byte offsets (each >> 4, 14 bits) and the swizzle mode, base offset 0 (the tile is aligned to 1024 bytes). The tile's layout must be the mode's: rows of one swizzle span (32, 64, 128 bytes) under its permutation, `#swizzle<B, 4 - log2(element bytes), 3, #row_major>`; with none, row-major rows of 16 bytes (a core matrix's). MLIR's op derives the offsets from a TMA descriptor's swizzle; this one takes them as attributes.",
+        summary: "The 64-bit wgmma matrix descriptor (an `index`) of the matrix that starts at `%tensor[indices]` in shared memory: start address, leading and stride byte offsets (each >> 4, 14 bits) and the swizzle mode, base offset 0 (the tile is aligned to 1024 bytes). The tile's layout must be the mode's: column panels one swizzle span (32, 64, 128 bytes) wide under its permutation (`#swizzle<B, 4 - log2(element bytes), 3, #row_major>` for one panel, `#swizzle<..., #linear<...>>` of `tilec_layout::column_panels` for several; the panels may also run along the rows, for a column-major K-major B); with none, row-major rows of 16 bytes (a core matrix's). With a swizzle, a K-major operand leaves the leading byte offset unused (write 16) and an MN-major one puts the distance between its panels there. MLIR's op derives the offsets from a TMA descriptor's swizzle; this one takes them as attributes.",
     }
     WarpgroupMma = "nvgpu.warpgroup.mma" {
         operands: [descriptor_a: One, descriptor_b: One, matrix_c: One],
         attributes: [
             mma_shape("mmaShape"): MmaShape ; "The instruction shape `[64, N, K]`: K 16 and N a multiple of 8 in 8..=256 for f16/bf16; K 32 and N 8, 16, 24 or a multiple of 16 up to 256 for s8/u8.",
+            transpose_a("transposeA"): bool = false ; "A is MN-major (`imm-trans-a` 1: its shared matrix holds M contiguous, K-by-K rows of M; f16/bf16 only); by default K-major.",
+            transpose_b("transposeB"): bool = false ; "B is MN-major (`imm-trans-b` 1: its shared matrix holds N contiguous, a row-major K x N B; f16/bf16 only); by default K-major (a column-major B).",
         ],
         results: ONE,
         format: Some("$descriptor_a , $descriptor_b , $matrix_c attr-dict : type(results)"),
-        summary: "One `wgmma.mma_async.sync.aligned.m64nNkK` of the warpgroup: D = A (64xK, from shared memory through `descriptor_a`) * B (KxN, K-major, through `descriptor_b`) + C, C and D the thread's N/2 accumulator elements (f32 for f16/bf16 inputs, s32 for s8/u8) in wgmma's D layout. Asynchronous: needs a `nvgpu.wgmma.fence` before, and D is readable only after `nvgpu.wgmma.commit_group` and a `nvgpu.wgmma.wait_group` that completes it.",
+        summary: "One `wgmma.mma_async.sync.aligned.m64nNkK` of the warpgroup: D = A (64xK, from shared memory through `descriptor_a`) * B (KxN, through `descriptor_b`) + C, A and B K-major unless `transposeA`/`transposeB` say MN-major (16-bit elements only), C and D the thread's N/2 accumulator elements (f32 for f16/bf16 inputs, s32 for s8/u8) in wgmma's D layout. Asynchronous: needs a `nvgpu.wgmma.fence` before, and D is readable only after `nvgpu.wgmma.commit_group` and a `nvgpu.wgmma.wait_group` that completes it.",
     }
     SetMaxNRegInc = "nvgpu.setmaxnreg.inc" {
         operands: [],

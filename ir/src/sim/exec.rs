@@ -395,7 +395,7 @@ impl Warp {
         let body = &ctx.func.body;
         let op = body.op(id);
         let (mask, diverged_by) = self.mask();
-        let (Some(typed::For { lower, upper, step, inits }), Some(&region)) = (op.view(), op.regions.first()) else {
+        let (Some(typed::For { lower, upper, step, inits, .. }), Some(&region)) = (op.view(), op.regions.first()) else {
             return Err(SimError::Unsupported { span: op.span, op: "tile.for", reason: "malformed loop".into() });
         };
         if inits.len() != op.results.len() || body.block(region).args.len() != inits.len() + 1 {
@@ -602,6 +602,18 @@ impl Warp {
             | AnyOp::Min(typed::Min { lhs, rhs })
             | AnyOp::Max(typed::Max { lhs, rhs }) => self.binary(ctx, op, lhs, rhs, mask)?,
             AnyOp::Cmp(cmp) => self.cmp(ctx, op, &cmp, mask)?,
+            AnyOp::Fma(typed::Fma { lhs: a, rhs: b, addend: c }) => {
+                for lane in lanes(mask) {
+                    let v = match (self.val(a, lane), self.val(b, lane), self.val(c, lane)) {
+                        (Val::Num(x), Val::Num(y), Val::Num(z)) => Val::Num(crate::interp::arith::fma(*x, *y, *z)),
+                        (Val::Vector(xs), Val::Vector(ys), Val::Vector(zs)) if xs.len() == ys.len() && xs.len() == zs.len() => Val::Vector(
+                            xs.iter().zip(ys.iter().zip(zs)).map(|(&x, (&y, &z))| crate::interp::arith::fma(x, y, z)).collect(),
+                        ),
+                        _ => return Err(self.undefined(ctx, op, lane)),
+                    };
+                    self.set(op.results[0], lane, v);
+                }
+            }
             AnyOp::Select(typed::Select { cond: c, true_value: a, false_value: b }) => {
                 for lane in lanes(mask) {
                     let v = match self.val(c, lane) {
@@ -625,7 +637,7 @@ impl Warp {
             }
             AnyOp::Neg(typed::Neg { source: src })
             | AnyOp::Exp(typed::Exp { source: src })
-            | AnyOp::Exp2(typed::Exp2 { source: src })
+            | AnyOp::Exp2(typed::Exp2 { source: src, .. })
             | AnyOp::Log(typed::Log { source: src })
             | AnyOp::Sqrt(typed::Sqrt { source: src })
             | AnyOp::Rsqrt(typed::Rsqrt { source: src }) => {

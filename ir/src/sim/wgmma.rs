@@ -18,6 +18,14 @@
 //!   byte offset is unused (the verifier asks for 16). Tiles a descriptor reads are 1024-byte aligned
 //!   ([`crate::shared_memory::WGMMA_ALIGN`]), so the simulator's addresses have the GPU's swizzle bits.
 //!
+//! # Shared-memory matrices (MN-major, `transposeA` / `transposeB`, 16-bit elements)
+//! Element `(mn, k)` of `e` bytes (`mn` a row of A / a column of B, `k` along K); from CUTLASS's
+//! `make_gmma_desc<Major::MN>` (`cute/atom/mma_traits_sm90_gmma.hpp`: `((T, W/16, m), (8, k))` with strides
+//! `((1, T, LBO), (W/16 * T, SBO))` in elements, `T = 16 / e`):
+//! - swizzle of `W` bytes: `x = start + (mn / (W / e)) * LBO + (k / 8) * SBO + (k % 8) * W + (mn % (W / e)) * e`,
+//!   then the mode's permutation: panels `W` bytes wide along MN, `LBO` apart, each holding rows of K;
+//! - no swizzle: `start + (mn / T) * SBO + (mn % T) * e + (k / 8) * LBO + (k % 8) * 16`.
+//!
 //! # Accumulator
 //! Thread `t` of the warpgroup holds N/2 elements; element `i` is D[16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) %
 //! 2)][8 (i / 4) + 2 (t % 4) + i % 2] (the ISA's "WGMMA .m64nNk16 register fragment layout for matrix D").
@@ -88,6 +96,18 @@ impl Descriptor {
             base_offset: (bits >> 49) & 7,
             swizzle,
         }
+    }
+
+    /// The shared address of element `(mn, k)` of an MN-major matrix of `elem_bytes`-byte elements (module
+    /// docs).
+    pub fn address_mn(&self, mn: u64, k: u64, elem_bytes: u64) -> u64 {
+        if self.swizzle == 0 {
+            let per_chunk = 16 / elem_bytes;
+            return self.start + (mn / per_chunk) * self.stride + (mn % per_chunk) * elem_bytes + (k / 8) * self.leading + (k % 8) * 16;
+        }
+        let per_row = self.swizzle / elem_bytes;
+        let x = self.start + (mn / per_row) * self.leading + (k / 8) * self.stride + (k % 8) * self.swizzle + (mn % per_row) * elem_bytes;
+        u64::from(self.mode().byte_swizzle().apply(x as u32))
     }
 
     /// The shared address of byte `byte` (0..32) of K-major row `row`.
@@ -301,16 +321,26 @@ impl Warp {
         let bytes_b = u64::from(eb.bit_width() / 8);
         let mut reads = Vec::with_capacity(16 * k + n * k);
         let mut a = vec![0.0; 16 * k];
+        // K-major: row `mn` holds K contiguous; MN-major (transposed): MN contiguous (module docs).
+        let address = |d: &Descriptor, transposed: bool, mn: u64, kk: u64, bytes: u64| {
+            if transposed {
+                d.address_mn(mn, kk, bytes)
+            } else {
+                d.address(mn, kk * bytes)
+            }
+        };
         for r in 0..16 {
             for kk in 0..k {
                 let row = (16 * warp_in_group + r) as u64;
-                a[r * k + kk] = self.shared_element(ctx, op, da.address(row, kk as u64 * bytes_a), ea, &mut reads)?;
+                let at = address(&da, mma.transpose_a, row, kk as u64, bytes_a);
+                a[r * k + kk] = self.shared_element(ctx, op, at, ea, &mut reads)?;
             }
         }
         let mut b = vec![0.0; n * k];
         for col in 0..n {
             for kk in 0..k {
-                b[col * k + kk] = self.shared_element(ctx, op, db.address(col as u64, kk as u64 * bytes_b), eb, &mut reads)?;
+                let at = address(&db, mma.transpose_b, col as u64, kk as u64, bytes_b);
+                b[col * k + kk] = self.shared_element(ctx, op, at, eb, &mut reads)?;
             }
         }
         let mut out = Vec::with_capacity(32);
@@ -432,6 +462,29 @@ mod tests {
         assert_eq!(d.address(0, 16), 4096 + 128);
         assert_eq!(d.address(8, 0), 4096 + 256);
         assert_eq!(d.address(9, 17), 4096 + 256 + 16 + 128 + 1);
+    }
+
+    /// MN-major addresses, from CUTLASS's canonical MN-major layouts written out here: a 128-byte swizzle
+    /// of f16 has panels of 64 elements along MN (LBO apart), K rows 128 bytes apart inside a group of 8
+    /// (SBO apart), the 16-byte chunk XOR the row; without a swizzle, 8-element core-matrix columns SBO apart
+    /// and groups of 8 K rows LBO apart.
+    #[test]
+    fn mn_major_addresses() {
+        let d = Descriptor { start: 8192, leading: 4096, stride: 1024, base_offset: 0, swizzle: 128 };
+        for mn in 0..128u64 {
+            for k in 0..16u64 {
+                let (panel, within) = (mn / 64, mn % 64);
+                let row = k % 8;
+                let chunk = (within / 8) ^ row;
+                let want = 8192 + panel * 4096 + (k / 8) * 1024 + row * 128 + chunk * 16 + (within % 8) * 2;
+                assert_eq!(d.address_mn(mn, k, 2), want, "mn {mn} k {k}");
+            }
+        }
+        let d = Descriptor { start: 0, leading: 512, stride: 128, base_offset: 0, swizzle: 0 };
+        assert_eq!(d.address_mn(3, 0, 2), 6);
+        assert_eq!(d.address_mn(8, 0, 2), 128);
+        assert_eq!(d.address_mn(0, 1, 2), 16);
+        assert_eq!(d.address_mn(0, 8, 2), 512);
     }
 
     /// The simulator's accumulator map is the layout catalogue's `wgmma.m64n<N>k16.f32.d` (written separately,

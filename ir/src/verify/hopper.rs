@@ -130,29 +130,28 @@ fn descriptor(v: &mut Verifier<'_>, op: &Operation, d: &typed::WarpgroupGenerate
     if let (Type::Tile(t), Some(mode)) = (ty, crate::ops::wgmma::swizzle_mode(d.swizzle)) {
         layout_matches_mode(v, op, t, mode);
     }
-    if d.swizzle != 0 && d.leading_byte_offset != 16 {
-        v.error(op.span, format!(
-            "{name} with a swizzle reads K-major rows of one swizzle atom, where the leading byte offset is unused: it must be 16 (encoded 1), found {}",
-            d.leading_byte_offset
-        ));
-    }
     if v.result_type(op).is_some_and(|t| t != &Type::INDEX) {
         v.error(op.span, format!("{name} returns the 64-bit descriptor as an 'index'"));
     }
 }
 
 /// The tile's layout must be the one the descriptor's mode reads, or wgmma reads other elements than the
-/// program wrote: for a swizzle of `S` bytes, rows of `S` bytes under the mode's permutation
-/// (`#swizzle<B, 4 - log2 e, 3, #row_major>`, [`tilec_layout::SwizzleMode::element_swizzle`]); with none,
-/// row-major rows of 16 bytes (a core matrix's row; LBO and SBO place the core matrices).
+/// program wrote: for a swizzle of `S` bytes, column panels `S` bytes wide ([`tilec_layout::column_panels`],
+/// one panel being `#row_major`) under the mode's permutation (`#swizzle<B, 4 - log2 e, 3, ...>`,
+/// [`tilec_layout::SwizzleMode::element_swizzle`]), the panels along the columns or (a column-major K-major
+/// B) along the rows; with none, row-major rows of 16 bytes (a core matrix's row; LBO and SBO place the core
+/// matrices).
 fn layout_matches_mode(v: &mut Verifier<'_>, op: &Operation, t: &crate::types::TileType, mode: tilec_layout::SwizzleMode) {
     use tilec_layout::{Layout, SwizzleMode};
     let elem_bytes = t.elem.bit_width() / 8;
-    let Some(cols) = t.static_shape().and_then(|s| s.last().copied()) else { return };
+    let Some(&[rows, cols]) = t.static_shape().as_deref() else { return };
     if t.space != MemorySpace::Shared || elem_bytes == 0 || t.rank() != 2 || wgmma_accumulator(t.elem, t.elem).is_none() {
         return;
     }
     let row_bytes = cols * u64::from(elem_bytes);
+    if mode != SwizzleMode::None && is_panel_layout(t, mode, rows, cols, elem_bytes) {
+        return;
+    }
     let layout_mode = match &t.layout {
         None | Some(Layout::RowMajor) => Some(SwizzleMode::None),
         Some(Layout::Swizzled { swizzle, base }) if **base == Layout::RowMajor => SwizzleMode::of_element_swizzle(*swizzle, elem_bytes),
@@ -170,6 +169,24 @@ fn layout_matches_mode(v: &mut Verifier<'_>, op: &Operation, t: &crate::types::T
             mode.span_bytes() * u64::from(mode != SwizzleMode::None)
         ));
     }
+}
+
+/// Whether the tile's layout is `mode`'s permutation of column panels one span wide, along the columns or
+/// (transposed) along the rows: compared as linear layouts, so `#row_major` / `#col_major` bases of one panel
+/// count too.
+fn is_panel_layout(t: &crate::types::TileType, mode: tilec_layout::SwizzleMode, rows: u64, cols: u64, elem_bytes: u32) -> bool {
+    use tilec_layout::{column_panels, Layout};
+    let (Ok(r), Ok(c)) = (u32::try_from(rows), u32::try_from(cols)) else { return false };
+    let Some(layout) = &t.layout else { return false };
+    let Some(swizzle) = mode.element_swizzle(elem_bytes) else { return false };
+    let Ok(have) = layout.to_linear(r, c) else { return false };
+    let pc = (mode.span_bytes() / u64::from(elem_bytes)) as u32;
+    let along_cols = column_panels(r, c, pc).ok();
+    let along_rows = column_panels(c, r, pc).ok().and_then(|l| l.exchange_outs("row", "col").ok());
+    [along_cols, along_rows].into_iter().flatten().any(|panels| {
+        let want = Layout::Swizzled { swizzle, base: Box::new(Layout::Linear(panels)) };
+        want.to_linear(r, c).is_ok_and(|w| w == have)
+    })
 }
 
 /// `%da, %db, %c`: descriptors made by `nvgpu.warpgroup.generate.descriptor` (whose tiles give the element
@@ -191,6 +208,11 @@ fn warpgroup_mma(v: &mut Verifier<'_>, op: &Operation, mma: &typed::WarpgroupMma
         }
     }
     let [a, b] = elems[..] else { return };
+    for (what, transposed, e) in [("transposeA", mma.transpose_a, a), ("transposeB", mma.transpose_b, b)] {
+        if transposed && e.bit_width() != 16 {
+            v.error(op.span, format!("{name}: {what} (an MN-major operand) is for f16 and bf16 only; '{e}' operands must be K-major"));
+        }
+    }
     let Some(acc) = wgmma_accumulator(a, b) else {
         v.error(op.span, format!("{name} has no variant for '{a}' x '{b}' inputs (f16 x f16, bf16 x bf16, or 8-bit integers)"));
         return;

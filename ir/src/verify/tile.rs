@@ -27,12 +27,13 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp, parent:
         | AnyOp::Max(typed::Max { lhs, rhs }) => binary(v, op, lhs, rhs),
         AnyOp::Neg(typed::Neg { source })
         | AnyOp::Exp(typed::Exp { source })
-        | AnyOp::Exp2(typed::Exp2 { source })
+        | AnyOp::Exp2(typed::Exp2 { source, .. })
         | AnyOp::Log(typed::Log { source })
         | AnyOp::Sqrt(typed::Sqrt { source })
         | AnyOp::Rsqrt(typed::Rsqrt { source }) => unary(v, op, source),
         AnyOp::Cmp(c) => cmp(v, op, &c),
         AnyOp::Select(s) => select(v, op, &s),
+        AnyOp::Fma(f) => fma(v, op, &f),
         AnyOp::Cast(c) => cast(v, op, c.source),
         AnyOp::ConvertLayout(c) => convert_layout(v, op, c.source),
         AnyOp::Splat(s) => splat(v, op, s.value),
@@ -72,6 +73,9 @@ fn same_value_type(a: &Type, b: &Type) -> bool {
 }
 
 fn for_op(v: &mut Verifier<'_>, op: &Operation, f: &typed::For) {
+    if let Some(n) = f.pipeline_stages.filter(|n| !(1..=8).contains(n)) {
+        v.error(op.span, format!("'tile.for' pipeline_stages = {n}: expected 1..=8"));
+    }
     for (name, x) in [("lower", f.lower), ("upper", f.upper), ("step", f.step)] {
         if !v.ty(x).is_index() {
             v.error(op.span, format!("'tile.for' bound '{name}' must be 'index', found '{}'", v.ty(x)));
@@ -246,6 +250,16 @@ fn select(v: &mut Verifier<'_>, op: &Operation, s: &typed::Select) {
     }
     if !same_value_type(v.ty(a), result) || !same_value_type(v.ty(b), result) {
         v.error(op.span, format!("'tile.select' choices and result must have one type, found '{}', '{}' and '{result}'", v.ty(a), v.ty(b)));
+    }
+}
+
+fn fma(v: &mut Verifier<'_>, op: &Operation, f: &typed::Fma) {
+    let Some(result) = v.result_type(op) else { return };
+    let (a, b, c) = (v.ty(f.lhs), v.ty(f.rhs), v.ty(f.addend));
+    if !is_value_type(result) || !same_value_type(a, result) || !same_value_type(b, result) || !same_value_type(c, result) {
+        v.error(op.span, format!("'tile.fma' operands and result must have one type (scalars, vectors or register tiles), found '{a}', '{b}', '{c}' and '{result}'"));
+    } else if result.element_type() != ScalarType::F32 {
+        v.error(op.span, format!("'tile.fma' is defined on f32, found '{result}'"));
     }
 }
 

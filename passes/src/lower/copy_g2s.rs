@@ -41,7 +41,8 @@
 //!
 //! # Synchronization
 //! After the last of consecutive `tile.copy_g2s` ops: `device_async_create_group`,
-//! `device_async_wait {numGroups = 0}` and `nvgpu.barrier` (also after synchronous copies: the shape
+//! `device_async_wait {numGroups = 0}` (then `nvgpu.fence.proxy.async` in a kernel with a wgmma, which
+//! reads shared memory through the async proxy) and `nvgpu.barrier` (also after synchronous copies: the shape
 //! `software-pipeline` matches, and an empty group is legal). Before the first of them, a barrier when the
 //! memory effects other warps may still have pending call for one ([`crate::analysis::barriers`]): the shared
 //! tile read by a `tile.copy_s2r` before (or, in a loop, after the body's last barrier in the previous
@@ -199,7 +200,8 @@ impl<'f> Lowering<'f> {
         let lead = src_indices[..gt.rank() - 2].to_vec();
         let src_indices = src_indices[gt.rank() - 2..].to_vec();
         use tilec_ir::layout::Layout;
-        let shared_ok = |l: &Option<Layout>| l.is_none() || matches!(l, Some(Layout::RowMajor | Layout::ColMajor | Layout::Swizzled { .. }));
+        // A `#linear` memory layout: wgmma's column panels.
+        let shared_ok = |l: &Option<Layout>| l.is_none() || matches!(l, Some(Layout::RowMajor | Layout::ColMajor | Layout::Swizzled { .. })) || l.as_ref().is_some_and(Layout::is_memory_layout);
         if !shared_ok(&st.layout) {
             return Err(Diagnostic::error(span, "'tile.copy_g2s' lowering needs a row- or column-major (possibly swizzled) shared tile"));
         }
@@ -277,6 +279,10 @@ impl<'f> Lowering<'f> {
         self.emit(OpSpec::new(OpKind::DeviceAsyncCreateGroup));
         if last_of_run {
             self.emit(typed::DeviceAsyncWait { num_groups: 0 }.into_spec());
+            if !self.wgmma.is_empty() {
+                // cp.async writes through the generic proxy, wgmma reads through the async proxy.
+                self.emit(OpSpec::new(OpKind::FenceProxyAsync));
+            }
             self.emit(OpSpec::new(OpKind::Barrier));
             self.barrier_placed();
         }

@@ -1,7 +1,8 @@
 //! `tile.copy_s2r` → plan a [`CopyPlan`], then execute it: one `nvgpu.ldmatrix` (or `nvgpu.load`) per
 //! instance in temporal order, then the loaded registers are regrouped into the destination's fragments.
 //! A window of the shared tile (a register tile smaller than it, at an offset) is planned on the window
-//! and offset (see [`super::window`]).
+//! and offset (see [`super::window`]). The A and B copies of a wgmma `tile.mma` emit nothing: the wgmma
+//! reads the shared tile itself ([`super::mma`]).
 
 use tilec_ir::layout::{row_major, Layout};
 use tilec_ir::{typed, Diagnostic, OpId, Type, TypedOp, Value, VectorType};
@@ -41,6 +42,16 @@ impl<'f> Lowering<'f> {
             return Err(Diagnostic::error(span, "malformed 'tile.copy_s2r'"));
         };
         let Type::Tile(st) = self.ty(src).clone() else { return Err(Diagnostic::error(span, "malformed 'tile.copy_s2r'")) };
+        if self.wgmma_operands.contains(&result) {
+            // A wgmma operand: the mma reads the shared tile through descriptors, nothing is loaded here. The
+            // barrier bookkeeping stays: the read happens (until the mma's wait_group) as if here.
+            if self.shared_barriers && self.pending_shared_writes.contains(&src) {
+                self.shared_barrier();
+            }
+            self.pending_shared_reads.insert(src);
+            self.read_shared.insert(src);
+            return Ok(());
+        }
         let frags = self.fragments_of(result)?;
         let dst_shape = self.ty(result).as_tile().and_then(|t| t.static_shape()).unwrap_or_default();
         let window = self.shared_window(&st, &dst_shape, &src_indices, "tile.copy_s2r")?;

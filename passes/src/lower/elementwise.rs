@@ -1,4 +1,4 @@
-//! `tile.fill`, `tile.splat`, the binary and unary ops, `tile.cmp`, `tile.select` and `tile.cast` on register tiles: the same op
+//! `tile.fill`, `tile.splat`, the binary and unary ops, `tile.fma`, `tile.cmp`, `tile.select` and `tile.cast` on register tiles: the same op
 //! on each fragment vector (operands share the layout, so fragment `f` of each holds the same elements).
 
 use tilec_ir::typed::{self, AnyOp};
@@ -73,6 +73,12 @@ impl<'f> Lowering<'f> {
                     frags.push(self.select(c, t, f));
                 }
             }
+            Some(AnyOp::Fma(fma)) => {
+                let (a, b, c) = (self.frags(fma.lhs)?, self.frags(fma.rhs)?, self.frags(fma.addend)?);
+                for ((lhs, rhs), addend) in a.into_iter().zip(b).zip(c) {
+                    frags.push(self.emit_value(typed::Fma { lhs, rhs, addend }.into_spec().result(Type::Vector(vty.clone()))));
+                }
+            }
             Some(AnyOp::Cmp(cmp)) => {
                 let (a, b) = (self.frags(cmp.lhs)?, self.frags(cmp.rhs)?);
                 for (lhs, rhs) in a.into_iter().zip(b) {
@@ -83,13 +89,16 @@ impl<'f> Lowering<'f> {
             Some(
                 AnyOp::Neg(typed::Neg { source })
                 | AnyOp::Exp(typed::Exp { source })
-                | AnyOp::Exp2(typed::Exp2 { source })
+                | AnyOp::Exp2(typed::Exp2 { source, .. })
                 | AnyOp::Log(typed::Log { source })
                 | AnyOp::Sqrt(typed::Sqrt { source })
                 | AnyOp::Rsqrt(typed::Rsqrt { source }),
             ) => {
                 for x in self.frags(source)? {
-                    frags.push(self.emit_value(unary_spec(op.kind, x).result(Type::Vector(vty.clone()))));
+                    // The op's attributes (tile.exp2's ftz) go with it to each fragment.
+                    let mut spec = unary_spec(op.kind, x);
+                    spec.attrs = op.attrs.clone();
+                    frags.push(self.emit_value(spec.result(Type::Vector(vty.clone()))));
                 }
             }
             _ => {
@@ -112,7 +121,7 @@ fn unary_spec(kind: OpKind, source: Value) -> OpSpec {
     match kind {
         OpKind::Neg => typed::Neg { source }.into_spec(),
         OpKind::Exp => typed::Exp { source }.into_spec(),
-        OpKind::Exp2 => typed::Exp2 { source }.into_spec(),
+        OpKind::Exp2 => typed::Exp2 { source, ftz: false }.into_spec(),
         OpKind::Log => typed::Log { source }.into_spec(),
         OpKind::Sqrt => typed::Sqrt { source }.into_spec(),
         _ => typed::Rsqrt { source }.into_spec(),

@@ -1,4 +1,6 @@
-//! `tile.mma` → one `nvgpu.mma.sync` per (mi, ni, ki) instruction tile of the warp tile.
+//! `tile.mma` → one `nvgpu.mma.sync` per (mi, ni, ki) instruction tile of the warp tile, or, where layout
+//! assignment chose wgmma ([`crate::wgmma`]), warpgroup MMAs reading A and B from shared memory
+//! ([`Lowering::lower_wgmma`]).
 //!
 //! Which fragment of A, B and C is which instruction tile is read off the layouts: fragment `f` of a
 //! tile covers the instruction tile at `register_coord(f * V)` (lane 0, warp 0). The order is `ki`
@@ -8,7 +10,7 @@
 use std::collections::HashMap;
 
 use tilec_ir::ops::{MatrixOrder, MmaShape};
-use tilec_ir::{typed, Diagnostic, OpId, Type, TypedOp, Value};
+use tilec_ir::{typed, Diagnostic, OpId, Type, TypedOp, Value, VectorType};
 
 use super::{Fragments, Lowering};
 use crate::layout_assignment::MmaInstr;
@@ -28,6 +30,9 @@ impl<'f> Lowering<'f> {
         let (Some(typed::Mma { a, b, c, .. }), Some(result)) = (op.view(), op.result()) else {
             return Err(Diagnostic::error(span, "malformed 'tile.mma'"));
         };
+        if let Some(mma) = op.view::<typed::Mma>().filter(crate::wgmma::is_wgmma) {
+            return self.lower_wgmma(id, &mma, result);
+        }
         let instr = MmaInstr::for_types(self.ty(a).element_type(), self.ty(c).element_type()).map_err(|m| Diagnostic::error(span, m))?;
         let (fa, fb, fc) = (self.fragments_of(a)?, self.fragments_of(b)?, self.fragments_of(c)?);
         let [va, vb, vc] = instr.fragment_values();
@@ -69,6 +74,89 @@ impl<'f> Lowering<'f> {
             }
         }
         self.frags.insert(result, acc);
+        Ok(())
+    }
+
+    /// A wgmma `tile.mma`: per warpgroup (its m and n offsets from the warp id, through the accumulator
+    /// layout's warp bases above the warpgroup's four warps), the accumulator fragments (one per m64 tile,
+    /// N/2 values) flattened to the instruction's `vector<N/2 x acc>`; `nvgpu.wgmma.fence`; per k step (16,
+    /// or 32 for 8-bit) the descriptor of B at `[k, n0]` and, per m64 tile, that of A at `[m0, k]` and one
+    /// `nvgpu.warpgroup.mma`; commit, `wait_group 0` (nothing stays in flight: the shared tiles may be
+    /// refilled after the next barrier), and the results regrouped into fragments. A descriptor's start is
+    /// the element's address through the tile's layout: inside a K-major swizzle atom it moves by the k
+    /// step's bytes (the rows at a multiple of 8 are unswizzled), in an MN-major tile by whole K rows.
+    pub(super) fn lower_wgmma(&mut self, id: OpId, mma: &typed::Mma, result: Value) -> Result<(), Diagnostic> {
+        let span = self.func.body.op(id).span;
+        let plan = self.wgmma.get(&id).cloned().ok_or_else(|| Diagnostic::error(span, "internal: no wgmma plan for this 'tile.mma'"))?;
+        let fc = self.fragments_of(mma.c)?;
+        if fc.values != plan.n / 2 || fc.count() != plan.m_tiles {
+            return Err(Diagnostic::error(span, "the accumulator's layout is not the wgmma one; run layout-assignment"));
+        }
+        let acc_elem = fc.elem;
+        let cfr = self.frags(mma.c)?;
+        // Warpgroup offsets: the warp bases above the first two (the warps inside a warpgroup).
+        let group_bases: Vec<(u32, u32)> = fc.bases.warp.iter().enumerate().map(|(i, &b)| if i < 2 { (0, 0) } else { b }).collect();
+        let warp = self.warp_id();
+        let (m0, n0) = self.bit_terms(warp, &group_bases);
+        // Fragment f is m64 tile f of the warpgroup.
+        for f in 0..fc.count() {
+            let (r, c) = fc.bases.register_coord(f * fc.values);
+            if (r, c) != (64 * f, 0) {
+                return Err(Diagnostic::error(span, format!("accumulator fragment {f} starts at ({r}, {c}), not at m64 tile {f}")));
+            }
+        }
+        let flat = VectorType::new(&[u64::from(plan.n / 2)], acc_elem);
+        let fty = fc.vector_type();
+        let mut acc: Vec<Value> = Vec::with_capacity(cfr.len());
+        for &frag in &cfr {
+            let mut v = self.zero_vector(flat.clone());
+            for j in 0..fc.values {
+                let x = self.extract(frag, fc.position(j));
+                v = self.insert(x, v, vec![j]);
+            }
+            acc.push(v);
+        }
+        self.emit(typed::WgmmaFence {}.into_spec());
+        let (sa, sb) = (plan.a.shared, plan.b.shared);
+        let k_total = self.ty(mma.a).as_tile().and_then(|t| t.static_shape()).and_then(|s| s.get(1).copied()).unwrap_or(0) as u32;
+        let descriptor = |operand: &crate::wgmma::WgmmaOperand| {
+            (operand.mode.span_bytes() as u32, operand.leading_byte_offset, operand.stride_byte_offset)
+        };
+        let (swa, lboa, sboa) = descriptor(&plan.a);
+        let (swb, lbob, sbob) = descriptor(&plan.b);
+        let shape = plan.shape();
+        let flat_ty = Type::Vector(flat.clone());
+        for ks in 0..k_total / plan.k {
+            let k = self.index(i64::from(ks * plan.k));
+            let db = typed::WarpgroupGenerateDescriptor { tensor: sb, indices: vec![k, n0], swizzle: swb, leading_byte_offset: lbob, stride_byte_offset: sbob };
+            let db = self.emit_value(db.into_spec().result(Type::INDEX));
+            for (mt, slot) in acc.iter_mut().enumerate() {
+                let m = self.add_const(m0, 64 * mt as i64);
+                let da = typed::WarpgroupGenerateDescriptor { tensor: sa, indices: vec![m, k], swizzle: swa, leading_byte_offset: lboa, stride_byte_offset: sboa };
+                let da = self.emit_value(da.into_spec().result(Type::INDEX));
+                let op = typed::WarpgroupMma {
+                    descriptor_a: da,
+                    descriptor_b: db,
+                    matrix_c: *slot,
+                    mma_shape: shape,
+                    transpose_a: plan.a.mn_major,
+                    transpose_b: plan.b.mn_major,
+                };
+                *slot = self.emit_value(op.into_spec().result(flat_ty.clone()));
+            }
+        }
+        self.emit(typed::WgmmaCommitGroup {}.into_spec());
+        self.emit(typed::WgmmaWaitGroup { num_groups: 0 }.into_spec());
+        let mut out = Vec::with_capacity(acc.len());
+        for &v in &acc {
+            let mut frag = self.zero_vector(fty.clone());
+            for j in 0..fc.values {
+                let x = self.extract(v, vec![j]);
+                frag = self.insert(x, frag, fc.position(j));
+            }
+            out.push(frag);
+        }
+        self.frags.insert(result, out);
         Ok(())
     }
 }

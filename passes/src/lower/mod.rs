@@ -83,6 +83,8 @@ pub(crate) fn is_col_major(t: &tilec_ir::TileType) -> bool {
         match l {
             Layout::ColMajor => true,
             Layout::Swizzled { base: b, .. } => base(b),
+            // wgmma's panels along the rows (a column-major K-major B).
+            Layout::Linear(_) => l.contiguous_axis(2) == Some(0),
             _ => false,
         }
     }
@@ -158,6 +160,10 @@ pub(crate) struct Lowering<'f> {
     /// The target: `tile.copy_r2s` becomes `stmatrix` only where it has one.
     pub target: Target,
     pub requirements: BTreeSet<String>,
+    /// The wgmma `tile.mma` ops and their plans, made before anything is lowered ([`crate::wgmma`]).
+    pub wgmma: HashMap<OpId, crate::wgmma::WgmmaPlan>,
+    /// The A and B values of those mmas: their `tile.copy_s2r` emit nothing (the mma reads shared memory).
+    pub wgmma_operands: std::collections::HashSet<Value>,
     /// The same requirements, machine-checkable: `(argument, axis, multiple)`: the extent `axis` of the
     /// function's argument must be a multiple of `multiple` ([`ASYNC_COPY_ALIGNMENT_ATTR`]).
     pub alignment: BTreeSet<(i64, i64, i64)>,
@@ -193,6 +199,7 @@ pub fn lower_func_with(func: &mut Func, options: &LowerOptions) -> Result<(), Di
     crate::layout_assignment::assign_layouts_in(func)?;
     let solution = solve_layouts(func)?;
     let warps = num_warps(func);
+    let (wgmma, wgmma_operands) = wgmma_plans(func, warps)?;
     let entry = func.entry;
     let first = match func.body.block(entry).ops.first() {
         Some(&op) => op,
@@ -218,6 +225,8 @@ pub fn lower_func_with(func: &mut Func, options: &LowerOptions) -> Result<(), Di
         shared_barriers,
         target,
         requirements: BTreeSet::new(),
+        wgmma,
+        wgmma_operands,
         alignment: BTreeSet::new(),
     };
     cx.lower_block(entry)?;
@@ -230,6 +239,25 @@ pub fn lower_func_with(func: &mut Func, options: &LowerOptions) -> Result<(), Di
         cx.func.attrs.insert(ASYNC_COPY_ALIGNMENT_ATTR.into(), Attribute::Array(items));
     }
     Ok(())
+}
+
+/// The plans of the function's wgmma `tile.mma` ops (layout assignment chose them) and their A and B values.
+type WgmmaPlans = (HashMap<OpId, crate::wgmma::WgmmaPlan>, std::collections::HashSet<Value>);
+
+fn wgmma_plans(func: &Func, warps: u32) -> Result<WgmmaPlans, Diagnostic> {
+    let mut ops = Vec::new();
+    func.body.walk(func.entry, &mut |o| ops.push(o));
+    let (mut plans, mut operands) = (HashMap::new(), std::collections::HashSet::new());
+    for id in ops {
+        let op = func.body.op(id);
+        let Some(mma) = op.view::<typed::Mma>().filter(crate::wgmma::is_wgmma) else { continue };
+        let plan = crate::wgmma::wgmma_plan(func, id, warps)
+            .map_err(|m| Diagnostic::error(op.span, format!("this 'tile.mma' has a wgmma shape but cannot use wgmma: {m}")))?;
+        operands.insert(mma.a);
+        operands.insert(mma.b);
+        plans.insert(id, plan);
+    }
+    Ok((plans, operands))
 }
 
 impl<'f> Lowering<'f> {

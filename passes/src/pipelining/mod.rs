@@ -8,8 +8,10 @@
 //! nvgpu.barrier                                  (optional: the write-after-read barrier)
 //! <pure address arithmetic> nvgpu.device_async_copy ... nvgpu.device_async_create_group ...
 //! nvgpu.device_async_wait {numGroups = 0}
+//! nvgpu.fence.proxy.async                        (optional: a wgmma reads the tiles; kept after each wait)
 //! nvgpu.barrier
-//! <compute: ldmatrix / loads of the copied tiles, mma.sync, anything without barriers or copies>
+//! <compute: ldmatrix / loads / wgmma descriptors of the copied tiles, mma.sync, wgmma (which waits for its
+//!  group before the yield), anything without barriers or copies>
 //! tile.yield
 //! ```
 //! where every copy writes a static rank-2 shared tile allocated outside the loop and used nowhere else
@@ -158,9 +160,6 @@ impl crate::Pass for SoftwarePipeline {
                 Some(on) => on,
                 None => kernel_attrs(func)?.fragments_ahead.unwrap_or(true),
             };
-            if stages < 2 {
-                continue;
-            }
             for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit) {
                 // Asked for by the kernel (or the pass option) and not done: the user must hear it.
                 if explicit {
@@ -198,6 +197,10 @@ pub fn stages_that_fit(func: &Func, limit: u64) -> u32 {
     });
     let mut copied = HashSet::new();
     for l in loops {
+        // A loop with its own stage count has its own ring; only the loops that take the default count.
+        if loop_stages(func, l).is_some() {
+            continue;
+        }
         if let Ok(Some(plan)) = analyze(func, l) {
             copied.extend(plan.tiles.iter().map(|&(v, _)| v));
         }
@@ -223,6 +226,12 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
     loops.retain(|&op| func.body.op(op).kind == OpKind::For);
     let mut skipped = Vec::new();
     for l in loops {
+        // The loop's own `pipeline_stages` (verified 1..=8) wins over the function's.
+        let own = loop_stages(func, l);
+        let (stages, explicit) = (own.unwrap_or(stages), explicit || own.is_some());
+        if stages < 2 {
+            continue;
+        }
         match analyze(func, l) {
             Ok(Some(plan)) if plan.all_synchronous && !explicit => skipped.push((
                 func.body.op(l).span,
@@ -234,6 +243,11 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
         }
     }
     skipped
+}
+
+/// A loop's own stage count (its `pipeline_stages` attribute), if it has one.
+fn loop_stages(func: &Func, l: OpId) -> Option<u32> {
+    func.body.op(l).view::<typed::For>().and_then(|f| f.pipeline_stages)
 }
 
 /// The parts of a matching loop body.
@@ -254,6 +268,9 @@ struct LoopPlan {
     header: typed::For,
     /// Shared tiles the copies fill, with their rows.
     tiles: Vec<(Value, u64)>,
+    /// Whether an `nvgpu.fence.proxy.async` sits between the wait and its barrier (a wgmma reads the tiles
+    /// through the async proxy): the pipelined waits keep it.
+    proxy_fence: bool,
 }
 
 fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
@@ -278,7 +295,9 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
     if body.op(ops[w]).view::<typed::DeviceAsyncWait>().map_or(0, |wait| wait.num_groups) != 0 {
         return Err("its wait already leaves groups pending".into());
     }
-    if body.op(ops.get(w + 1).copied().unwrap_or(yield_op)).kind != OpKind::Barrier {
+    let proxy_fence = body.op(ops.get(w + 1).copied().unwrap_or(yield_op)).kind == OpKind::FenceProxyAsync;
+    let barrier = w + 1 + usize::from(proxy_fence);
+    if body.op(ops.get(barrier).copied().unwrap_or(yield_op)).kind != OpKind::Barrier {
         return Err("the wait is not followed by a barrier".into());
     }
     // The write-after-read barrier the lowering put before the copies, possibly after pure address
@@ -289,7 +308,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
         .position(|&o| body.op(o).kind == OpKind::Barrier)
         .filter(|&b| ops[..b].iter().all(|&o| is_pure(body.op(o).kind)));
     let pre: Vec<OpId> = ops[..w].iter().enumerate().filter(|&(i, _)| Some(i) != leading_barrier).map(|(_, &o)| o).collect();
-    let post: Vec<OpId> = ops[w + 2..ops.len() - 1].to_vec();
+    let post: Vec<OpId> = ops[barrier + 1..ops.len() - 1].to_vec();
     let mut tiles: Vec<(Value, u64)> = Vec::new();
     for &o in &pre {
         let op = body.op(o);
@@ -372,7 +391,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
             let ok = match AnyOp::from_op(op) {
                 Some(AnyOp::DeviceAsyncCopy(copy)) => pre_set.contains(&o) && copy.dst == tile && copy.src != tile,
                 Some(AnyOp::Store(store)) if pre_set.contains(&o) => store.dst == tile && store.value != tile,
-                Some(AnyOp::LdMatrix(_) | AnyOp::Load(_)) => post_set.contains(&o),
+                Some(AnyOp::LdMatrix(_) | AnyOp::Load(_) | AnyOp::WarpgroupGenerateDescriptor(_)) => post_set.contains(&o),
                 _ => false,
             };
             if !ok {
@@ -392,7 +411,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
         }
     }
     let all_synchronous = !pre.iter().any(|&o| body.op(o).kind == OpKind::DeviceAsyncCopy);
-    Ok(Some(LoopPlan { body: block, pre, all_synchronous, address, post, yielded, header, tiles }))
+    Ok(Some(LoopPlan { body: block, pre, all_synchronous, address, post, yielded, header, tiles, proxy_fence }))
 }
 
 /// The shared tile `dst` a copy of the loop body `block` writes, with its rows: a static rank-2
@@ -692,6 +711,9 @@ impl Ring<'_> {
             map.insert(a, c);
         }
         at.wait(func, self.stages - 2);
+        if self.plan.proxy_fence {
+            at.emit(func, OpSpec::new(OpKind::FenceProxyAsync));
+        }
         at.emit(func, OpSpec::new(OpKind::Barrier));
         // The body's own address arithmetic for this iteration (the compute part may use some of it).
         map.insert(self.iv, k);
@@ -773,6 +795,9 @@ impl Ring<'_> {
             }
         }
         at.wait(func, self.stages - 2);
+        if self.plan.proxy_fence {
+            at.emit(func, OpSpec::new(OpKind::FenceProxyAsync));
+        }
         at.emit(func, OpSpec::new(OpKind::Barrier));
         let next_k = at.add_steps(func, k, 1, self.step);
         let next = self.load_ahead(func, at, fp, next_k, (stage + 1) % s);
@@ -854,6 +879,9 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let mut frags: Vec<Value> = Vec::new();
     if let Some(fp) = &ring.frag {
         pro.wait(func, s - 2);
+        if plan.proxy_fence {
+            pro.emit(func, OpSpec::new(OpKind::FenceProxyAsync));
+        }
         pro.emit(func, OpSpec::new(OpKind::Barrier));
         frags = ring.load_ahead(func, &pro, fp, lb, 0);
     }
@@ -876,7 +904,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let yielded: Vec<Value> = carried.iter().chain(&fr).copied().collect();
     inner.emit(func, typed::Yield { values: yielded }.into_spec());
     let inits: Vec<Value> = plan.header.inits.iter().chain(&frags).copied().collect();
-    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits }.into_spec().region(main_block).span(span);
+    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None }.into_spec().region(main_block).span(span);
     spec.result_types = all_tys.clone();
     spec.attrs = lop.attrs.clone();
     let main_loop = pro.emit(func, spec);
@@ -894,7 +922,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         let (next, next_fr) = ring.step(func, &e, k, j as usize, &args[..n_carried], &args[n_carried..]);
         let yielded: Vec<Value> = next.iter().chain(&next_fr).copied().collect();
         e.emit(func, typed::Yield { values: yielded }.into_spec());
-        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results }.into_spec().region(block).span(span);
+        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results, pipeline_stages: None }.into_spec().region(block).span(span);
         spec.result_types = all_tys.clone();
         let id = pro.emit(func, spec);
         results = func.body.op(id).results.clone();

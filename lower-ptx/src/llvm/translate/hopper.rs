@@ -221,8 +221,9 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
         args.push(self.int(op, v.descriptor_b)?.into());
         args.push(self.cx.i32_type().const_int(1, false).into());
         let d: Vec<String> = (0..count).map(|i| format!("${i}")).collect();
-        // f16/bf16 take imm-scale-a, imm-scale-b (1: not negated) and imm-trans-a, imm-trans-b (0: K-major).
-        let immediates = if td == "f32" { ", 1, 1, 0, 0" } else { "" };
+        // f16/bf16 take imm-scale-a, imm-scale-b (1: not negated) and imm-trans-a, imm-trans-b (0: K-major,
+        // 1: MN-major).
+        let immediates = if td == "f32" { format!(", 1, 1, {}, {}", u8::from(v.transpose_a), u8::from(v.transpose_b)) } else { String::new() };
         let asm = format!(
             "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k{k}.{td}.{ta}.{tb} {{{}}}, ${}, ${}, p{immediates};\n}}\n",
             2 * count + 2,

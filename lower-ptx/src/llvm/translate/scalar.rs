@@ -261,6 +261,7 @@ impl EmitScalar for FuncTranslator<'_, '_> {
         if !matches!(elem, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16) {
             return Err(self.kernel.unsupported(op, format!("'{}' is not defined on '{elem}'", op.kind)));
         }
+        let ftz = op.view::<typed::Exp2>().is_some_and(|e| e.ftz);
         let wide_ty = types::with_element(self.cx, llvm_ty, self.cx.f32_type().into());
         let wide = if elem == ScalarType::F32 { x } else { b.build_cast(Opcode::FPExt, x, wide_ty, "")? };
         let v = match wide {
@@ -271,12 +272,12 @@ impl EmitScalar for FuncTranslator<'_, '_> {
                 for i in 0..vector.get_type().get_size() {
                     let index = i32_ty.const_int(u64::from(i), false);
                     let e = self.builder.build_extract_element(vector, index, "")?;
-                    let r = self.math_f32(op.kind, e)?;
+                    let r = self.math_f32(op.kind, ftz, e)?;
                     out = self.builder.build_insert_element(out, r, index, "")?;
                 }
                 out.into()
             }
-            scalar => self.math_f32(op.kind, scalar)?,
+            scalar => self.math_f32(op.kind, ftz, scalar)?,
         };
         let v = if elem == ScalarType::F32 { v } else { self.builder.build_cast(Opcode::FPTrunc, v, llvm_ty, "")? };
         self.set_result(op, v)
@@ -315,6 +316,13 @@ impl EmitScalar for FuncTranslator<'_, '_> {
             int_compare(self, p, x, y)?
         };
         self.set_result(op, result)
+    }
+
+    /// `tile.fma %a, %b, %c` → `llvm.fma` (`fma.rn.f32` per element).
+    fn fma(&mut self, op: &Operation, v: &typed::Fma) -> Result<()> {
+        let (a, b, c) = (self.value(op, v.lhs)?, self.value(op, v.rhs)?, self.value(op, v.addend)?);
+        let r = self.nvvm.call(&self.builder, "llvm.fma", &[a.get_type()], &[a, b, c])?.ok_or_else(|| super::internal("fma returns a value"))?;
+        self.set_result(op, r)
     }
 
     /// `tile.select %c, %a, %b` → `select`.
@@ -403,7 +411,7 @@ impl EmitScalar for FuncTranslator<'_, '_> {
 
 impl<'ctx> FuncTranslator<'_, 'ctx> {
     /// One f32 element of a float math function ([`EmitScalar::unary`]).
-    fn math_f32(&self, kind: OpKind, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn math_f32(&self, kind: OpKind, ftz: bool, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
         let f32_ty = self.cx.f32_type();
         let call = |name: &str, overloaded: bool, x: BasicValueEnum<'ctx>| -> Result<BasicValueEnum<'ctx>> {
             let overload: &[BasicTypeEnum<'ctx>] = if overloaded { &[f32_ty.into()] } else { &[] };
@@ -413,6 +421,7 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
             Ok(self.builder.build_binop(Opcode::FMul, x, BasicValueEnum::from(f32_ty.const_float(f64::from(c))), "")?)
         };
         match kind {
+            OpKind::Exp2 if ftz => call(EX2_APPROX_FTZ, true, x),
             OpKind::Exp2 => call(EX2_APPROX, true, x),
             OpKind::Exp => call(EX2_APPROX, true, scale(x, std::f32::consts::LOG2_E)?),
             OpKind::Log => scale(call("llvm.nvvm.lg2.approx.f", false, x)?, std::f32::consts::LN_2),
@@ -425,6 +434,8 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
 
 /// `ex2.approx.f32` (LLVM 22 overloads the intrinsic on its type; `llvm.nvvm.ex2.approx.f` is upgraded to it).
 const EX2_APPROX: &str = "llvm.nvvm.ex2.approx";
+/// `ex2.approx.ftz.f32` (`tile.exp2 {ftz = true}`).
+const EX2_APPROX_FTZ: &str = "llvm.nvvm.ex2.approx.ftz";
 
 impl FuncTranslator<'_, '_> {
     /// A grid special register, zero-extended to `index` (`i64`), as the op's result.

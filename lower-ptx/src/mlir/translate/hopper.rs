@@ -225,8 +225,11 @@ impl EmitHopper for FuncEmitter<'_> {
             descriptors.push(self.emit(&format!("arith.index_cast {d} : index to i64")));
         }
         let (scale_out, overflow) = if td == "f32" { ("#nvvm.wgmma_scale_out<one>", "") } else { ("#nvvm.wgmma_scale_out<one>", ", <wrapped>") };
+        // NVVM's layouts: A `row` is K-major (`col` MN-major, imm-trans-a 1); B `col` is K-major (`row` MN-major).
+        let layout_a = if v.transpose_a { "col" } else { "row" };
+        let layout_b = if v.transpose_b { "row" } else { "col" };
         let d = self.emit(&format!(
-            "nvvm.wgmma.mma_async {}, {}, {acc}, #nvvm.shape<m = 64, n = {n}, k = {k}>, D [<{td}>, {scale_out}{overflow}], A [<{ta}>, #nvvm.wgmma_scale_in<one>, <row>], B [<{tb}>, #nvvm.wgmma_scale_in<one>, <col>] : {st} -> {st}",
+            "nvvm.wgmma.mma_async {}, {}, {acc}, #nvvm.shape<m = 64, n = {n}, k = {k}>, D [<{td}>, {scale_out}{overflow}], A [<{ta}>, #nvvm.wgmma_scale_in<one>, <{layout_a}>], B [<{tb}>, #nvvm.wgmma_scale_in<one>, <{layout_b}>] : {st} -> {st}",
             descriptors[0], descriptors[1]
         ));
         let zero = if elem == "f32" { "0.0 : f32" } else { "0 : i32" };

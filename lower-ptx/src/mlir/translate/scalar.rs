@@ -200,7 +200,9 @@ impl EmitScalar for FuncEmitter<'_> {
             t.emit(&format!("arith.mulf {x}, {c} : f32"))
         };
         let kind = op.kind;
+        let ftz = op.view::<typed::Exp2>().is_some_and(|e| e.ftz);
         let v = self.per_element(&ty, &[&wide], &wide_ty, |t, xs| match kind {
+            OpKind::Exp2 if ftz => call(t, "llvm.nvvm.ex2.approx.ftz.f32", &xs[0]),
             OpKind::Exp2 => call(t, "llvm.nvvm.ex2.approx.f32", &xs[0]),
             OpKind::Exp => {
                 let y = scale(t, &xs[0], std::f32::consts::LOG2_E);
@@ -251,6 +253,15 @@ impl EmitScalar for FuncEmitter<'_> {
             self.emit(&format!("arith.cmpi {p}, {x}, {y} : {xty}"))
         };
         self.set_result(op, result)
+    }
+
+    /// `tile.fma %a, %b, %c` → `llvm.intr.fma` on each f32 element (`fma.rn.f32`; `math.fma` would be
+    /// left to the upstream conversions).
+    fn fma(&mut self, op: &Operation, v: &typed::Fma) -> Result<()> {
+        let (ty, mlir) = self.result_type(op)?;
+        let (a, b, c) = (self.name(op, v.lhs)?, self.name(op, v.rhs)?, self.name(op, v.addend)?);
+        let r = self.per_element(&ty, &[&a, &b, &c], &mlir, |t, xs| t.emit(&format!("llvm.intr.fma({}, {}, {}) : (f32, f32, f32) -> f32", xs[0], xs[1], xs[2])));
+        self.set_result(op, r)
     }
 
     /// `tile.select %c, %a, %b` → `arith.select`.

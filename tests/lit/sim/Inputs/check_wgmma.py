@@ -4,7 +4,8 @@ C (64xN) as written by `tilec sim --output`, and computes C = A·B two ways:
   the exact products summed in double precision in increasing k, plus the accumulator, rounded once to
   float32 (integers: exact, wrapped to 32 bits) -- this must match bit for bit;
 - plainly in double precision, within f32 accumulation tolerance (relative 1e-5 plus absolute 1e-5).
-Usage: check_wgmma.py A Bt C KSTEP [int]. Prints the largest error; exits 1 on a mismatch."""
+Usage: check_wgmma.py A Bt C KSTEP [int] [b-row-major]. With b-row-major the second file is B (KxN, an MN-major
+operand) instead of Bt. Prints the largest error; exits 1 on a mismatch."""
 import struct
 import sys
 
@@ -24,7 +25,9 @@ def wrap32(x):
 
 a, bt, c = (read(p) for p in sys.argv[1:4])
 kstep = int(sys.argv[4])
-integer = len(sys.argv) > 5 and sys.argv[5] == "int"
+integer = "int" in sys.argv[5:]
+if "b-row-major" in sys.argv[5:]:
+    bt = [list(col) for col in zip(*bt)]
 m, k, n = len(a), len(a[0]), len(bt)
 assert m == 64 and all(len(r) == k for r in a) and all(len(r) == k for r in bt), "A is not 64xK or Bt not NxK"
 assert len(c) == 64 and all(len(r) == n for r in c), "C is not 64xN"
