@@ -24,10 +24,9 @@ pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
 /// spills. Measured on the H100 (4096³ fp16, 256x128x32 tile, 8 warps): 0.356 ms with LSR (spilling, or
 /// without fragment double-buffering) against 0.322 ms without it.
 ///
-/// Straight-line strength reduction (SLSR) stays on. It was the most expensive codegen pass on a GEMM (0.20 of
-/// 0.35 s of `llc` user time on `gemm.tir`: its basis search is quadratic in the candidates along a dominator
-/// chain, and the epilogue's 192 masked stores each made a block); since masked stores are predicated `st`s
-/// without blocks (`predicated_store` in `translate/nvgpu.rs`) it takes ~0.07 s of ~0.19 s. Without
+/// Straight-line strength reduction (SLSR) stays on, although it is the most expensive codegen pass on a GEMM
+/// (0.20 of 0.35 s of `llc` user time on `gemm.tir`: its cost is quadratic in the chain of blocks that the
+/// epilogue's 192 masked stores make after speculative execution hoists their address arithmetic). Without
 /// it (`-opt-disable=slsr`) every example's k-loop PTX is the same instructions (register names only) and
 /// only prologue and C-store address arithmetic changes, yet on the H100 the 8192³ GEMMs ran 2.5–4% slower
 /// (min time; cuBLAS in the same runs within 0.3%), measured twice on 2026-11-24 (`-O1` against `-O3`, and
@@ -66,8 +65,7 @@ pub(crate) fn set_codegen_options(opt_level: OptLevel) {
 /// and the module-level clean-ups dropped. Kept: SROA, EarlyCSE, three InstCombines, SimplifyCFG, IPSCCP/SCCP,
 /// reassociation, the loop passes (LICM, rotation, unswitching, `indvars`, full and partial unrolling, deletion),
 /// BDCE/ADCE, `vector-combine`, alignment inference, function-attribute inference (`writeonly` and
-/// `captures(none)` on the kernel's pointers, which `--emit llvm` shows; not on a pointer that a predicated store's
-/// inline asm takes) and the verifier at the end.
+/// `captures(none)` on the kernel's pointers, which `--emit llvm` shows) and the verifier at the end.
 ///
 /// It gives byte-identical PTX to `default<O3>` for every GEMM example and `mma.tir` (sm_80 and sm_90), and
 /// to the uncut `default<O1>`-based pipeline of the previous version for every example (`scripts/ptx-snapshot.sh`),

@@ -12,7 +12,7 @@
 //! | `nvgpu.device_async_create_group` | `llvm.nvvm.cp.async.commit.group` |
 //! | `nvgpu.device_async_wait` | `llvm.nvvm.cp.async.wait.group(numGroups)` |
 //! | `nvgpu.barrier` | `llvm.nvvm.barrier.cta.sync.aligned.all(0)` (`bar.sync 0`; LLVM 22's name for `barrier0`) |
-//! | `nvgpu.load`/`store` | `load`/`store` in address space 1 or 3, aligned to the access size; a masked load branches (a `phi` with zero), a masked store of 2, 4, 8 or 16 bytes is a predicated `st` (inline asm; other sizes branch) |
+//! | `nvgpu.load`/`store` | `load`/`store` in address space 1 or 3, aligned to the access size; masked ones branch (a load: a `phi` with zero) |
 //! | `nvgpu.extract`/`insert` | `extractelement`/`insertelement` |
 //! | `nvgpu.shuffle xor` | `llvm.nvvm.shfl.sync.bfly.{f32,i32}(0xffffffff, x, offset, 31)` (`shfl.sync.bfly.b32`) |
 
@@ -202,18 +202,13 @@ impl<'ctx> EmitNvgpu for FuncTranslator<'_, 'ctx> {
         self.set_result(op, x)
     }
 
-    /// `nvgpu.store %v, %m[..] {if %mask}` → an aligned `store`; with a mask, one predicated `st` of 2, 4, 8 or
-    /// 16 bytes ([`predicated_store`](Self::predicated_store)), or else a block entered when it is true.
+    /// `nvgpu.store %v, %m[..] {if %mask}` → an aligned `store`; with a mask, in a block entered when it is true
+    /// (LLVM turns it into a predicated `st`).
     fn store(&mut self, op: &Operation, v: &typed::Store) -> Result<()> {
         let ty = self.func.body.ty(v.value).clone();
         let count = access_count(&ty);
         let x = self.value(op, v.value)?;
         let mask = v.mask.map(|m| self.int(op, m)).transpose()?;
-        if let Some(mask) = mask {
-            if self.predicated_store(op, v, x, mask, bytes_of(ty.element_type(), count))? {
-                return Ok(());
-            }
-        }
         let after = match mask {
             Some(mask) => Some(self.enter_if(mask, "store", "stored")?.1),
             None => None,
@@ -260,65 +255,6 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
             _ => &[],
         };
         position.iter().zip(shape).fold(0u64, |flat, (&i, &n)| flat * n + u64::from(i))
-    }
-
-    /// A masked store of `bytes` (2, 4, 8 or 16) to global or shared memory as one predicated PTX store
-    /// (`@p st.global.v2.b32 [addr], {a, b};`, inline assembly, as Triton emits it) instead of a block entered
-    /// when the mask is true. Returns false, emitting nothing, for the other sizes and spaces (the caller
-    /// branches then). Why: a GEMM epilogue has a masked store per accumulator pair (192 in `gemm.tir`), and
-    /// a block each made LLVM's straight-line strength reduction and instruction selection, whose cost grows
-    /// with the chain of blocks, most of the compile time (`--emit ptx` ~2x faster without them); ptxas
-    /// predicates such short blocks anyway. The access is aligned to its size (`access_alignment`), as the
-    /// vector store requires; the asm has side effects and clobbers memory, so it keeps its place among the
-    /// other memory operations.
-    fn predicated_store(
-        &mut self,
-        op: &Operation,
-        v: &typed::Store,
-        x: BasicValueEnum<'ctx>,
-        mask: IntValue<'ctx>,
-        bytes: u64,
-    ) -> Result<bool> {
-        let space = match self.memref(op, v.dst)?.space {
-            tilec_ir::types::MemorySpace::Global => "global",
-            tilec_ir::types::MemorySpace::Shared => "shared",
-            _ => return Ok(false),
-        };
-        let (words, reg, constraint, bits): (u32, BasicTypeEnum<'ctx>, &str, u32) = match bytes {
-            2 => (1, self.cx.i16_type().into(), "h", 16),
-            4 | 8 | 16 => ((bytes / 4) as u32, self.cx.i32_type().into(), "r", 32),
-            _ => return Ok(false),
-        };
-        let count = access_count(self.func.body.ty(v.value));
-        let ptr = self.element_pointer(op, v.dst, &v.indices, count)?;
-        let pred = self.builder.build_int_compare(IntPredicate::NE, mask, mask.get_type().const_zero(), "")?;
-        let mut args: Vec<inkwell::values::BasicMetadataValueEnum> = vec![pred.into(), ptr.into()];
-        if words == 1 {
-            args.push(self.builder.build_bit_cast(x, reg, "")?.into());
-        } else {
-            let vector_ty = self.cx.i32_type().vec_type(words);
-            let vector = self.builder.build_bit_cast(x, vector_ty, "")?.into_vector_value();
-            for i in 0..words {
-                let word = self.builder.build_extract_element(vector, self.cx.i32_type().const_int(u64::from(i), false), "")?;
-                args.push(word.into());
-            }
-        }
-        let operands: Vec<String> = (0..words).map(|i| format!("${}", i + 2)).collect();
-        let asm = if words == 1 {
-            format!("@$0 st.{space}.b{bits} [$1], $2;")
-        } else {
-            format!("@$0 st.{space}.v{words}.b32 [$1], {{{}}};", operands.join(", "))
-        };
-        let mut constraints = vec!["b".to_string(), "l".to_string()];
-        constraints.extend((0..words).map(|_| constraint.to_string()));
-        constraints.push("~{memory}".to_string());
-        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> =
-            vec![self.cx.bool_type().into(), ptr.get_type().into()];
-        params.extend((0..words).map(|_| inkwell::types::BasicMetadataTypeEnum::from(reg)));
-        let fn_ty = self.cx.void_type().fn_type(&params, false);
-        let inline = self.cx.create_inline_asm(fn_ty, asm, constraints.join(","), true, false, None, false);
-        self.builder.build_indirect_call(fn_ty, inline, &args, "")?;
-        Ok(true)
     }
 
     /// Branches on `mask` (true when non-zero) into a new block `then` and leaves the builder there; returns
