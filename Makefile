@@ -87,7 +87,7 @@ lit-only:
 	fi
 
 validate-ptx:
-	@$(call header,ptxas validation of examples/*.tir for sm_80, sm_90 and sm_90a)
+	@$(call header,ptxas validation of examples/*.tir for sm_80 sm_90 sm_90a)
 	bash $(ROOT)/scripts/validate-ptx.sh
 
 # A bounded fuzz run (fuzz/, built by `make build`): 2000 iterations or 20 s, whichever comes first; any
