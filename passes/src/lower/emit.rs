@@ -21,17 +21,13 @@ impl<'f> Lowering<'f> {
         self.func.body.op(id).results[0]
     }
 
-    /// Creates an op at the top of the function body (after the ops hoisted before).
+    /// Creates a one-result op at the top of the function body (after the ops hoisted before); returns its result.
     pub fn hoist_value(&mut self, spec: OpSpec) -> Value {
-        let entry = self.func.entry;
-        let id = self.func.body.create_op(spec);
-        self.func.body.block_mut(entry).ops.insert(self.hoist_pos, id);
-        self.func.body.op_mut(id).parent = Some(entry);
-        self.hoist_pos += 1;
+        let id = self.hoist_op(spec);
         self.func.body.op(id).results[0]
     }
 
-    /// Creates an op without results at the top of the function body (after the ops hoisted before).
+    /// Creates an op at the top of the function body (after the ops hoisted before).
     pub fn hoist_op(&mut self, spec: OpSpec) -> OpId {
         let entry = self.func.entry;
         let id = self.func.body.create_op(spec);

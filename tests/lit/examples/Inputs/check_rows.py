@@ -8,26 +8,11 @@ tensors `tilec interp|sim --output` wrote (row-major, one row per line) and comp
 
 Prints the largest error; exits 1 on a mismatch."""
 import math
+import os
 import sys
 
-
-def read(path):
-    with open(path) as f:
-        return [[float(x) for x in line.split()] for line in f if line.strip()]
-
-
-def compare(name, got, want, atol, rtol):
-    worst = 0.0
-    assert len(got) == len(want), f"{name}: {len(got)} rows, expected {len(want)}"
-    for i, (g_row, w_row) in enumerate(zip(got, want)):
-        assert len(g_row) == len(w_row), f"{name}: row {i} has {len(g_row)} values, expected {len(w_row)}"
-        for j, (g, w) in enumerate(zip(g_row, w_row)):
-            err = abs(g - w)
-            worst = max(worst, err)
-            if not err <= atol + rtol * abs(w):
-                print(f"{name}[{i}][{j}] = {g}, the reference gives {w}")
-                sys.exit(1)
-    return worst
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from tables import compare, read  # noqa: E402
 
 
 mode = sys.argv[1]

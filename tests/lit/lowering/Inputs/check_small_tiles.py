@@ -7,31 +7,16 @@
 m is exact; s within 1e-5 + 1e-5 |s| (f32 additions in another order); z within 1e-6 + 1e-6 |z| for f32 (one
 f32 subtraction) and 1e-6 + 1e-3 |z| for f16 (the f32 difference rounded to f16). Prints the largest error;
 exits 1 on a mismatch."""
+import os
 import struct
 import sys
 
-
-def read(path):
-    with open(path) as f:
-        return [[float(x) for x in line.split()] for line in f if line.strip()]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from tables import compare, read  # noqa: E402
 
 
 def to_f16(x):
     return struct.unpack("e", struct.pack("e", x))[0]
-
-
-def compare(name, got, want, atol, rtol):
-    worst = 0.0
-    assert len(got) == len(want), f"{name}: {len(got)} rows, expected {len(want)}"
-    for i, (g_row, w_row) in enumerate(zip(got, want)):
-        assert len(g_row) == len(w_row), f"{name}: row {i} has {len(g_row)} values, expected {len(w_row)}"
-        for j, (g, w) in enumerate(zip(g_row, w_row)):
-            err = abs(g - w)
-            worst = max(worst, err)
-            if not err <= atol + rtol * abs(w):
-                print(f"{name}[{i}][{j}] = {g}, the reference gives {w}")
-                sys.exit(1)
-    return worst
 
 
 x, z, m, s = (read(p) for p in sys.argv[1:5])

@@ -6,26 +6,11 @@
   check_slice_conflict.py col_sums X Y Z          Z[j] = sum_i X[i][j] + sum_i Y[i][j]
 
 within 1e-4 + 1e-4 |x| (f32 accumulation in another order). Prints the largest error; exits 1 on a mismatch."""
+import os
 import sys
 
-
-def read(path):
-    with open(path) as f:
-        return [[float(x) for x in line.split()] for line in f if line.strip()]
-
-
-def compare(name, got, want):
-    worst = 0.0
-    assert len(got) == len(want), f"{name}: {len(got)} rows, expected {len(want)}"
-    for i, (g_row, w_row) in enumerate(zip(got, want)):
-        assert len(g_row) == len(w_row), f"{name}: row {i} has {len(g_row)} values, expected {len(w_row)}"
-        for j, (g, w) in enumerate(zip(g_row, w_row)):
-            err = abs(g - w)
-            worst = max(worst, err)
-            if not err <= 1e-4 + 1e-4 * abs(w):
-                print(f"{name}[{i}][{j}] = {g}, the reference gives {w}")
-                sys.exit(1)
-    return worst
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from tables import compare, read  # noqa: E402
 
 
 def matmul(a, b):
@@ -36,15 +21,15 @@ mode = sys.argv[1]
 if mode == "bias_twice":
     a, b, v, c, d = (read(p) for p in sys.argv[2:7])
     want = [[x + v[0][j] for j, x in enumerate(row)] for row in matmul(a, b)]
-    worst = max(compare("C", c, want), compare("D", d, want))
+    worst = max(compare("C", c, want, 1e-4, 1e-4), compare("D", d, want, 1e-4, 1e-4))
 elif mode == "rows_twice":
     a, b, m = (read(p) for p in sys.argv[2:5])
     want = [[max(row) + sum(row)] for row in matmul(a, b)]
-    worst = compare("M", m, want)
+    worst = compare("M", m, want, 1e-4, 1e-4)
 elif mode == "col_sums":
     x, y, z = (read(p) for p in sys.argv[2:5])
     want = [[sum(r[j] for r in x) + sum(r[j] for r in y) for j in range(len(x[0]))]]
-    worst = compare("Z", z, want)
+    worst = compare("Z", z, want, 1e-4, 1e-4)
 else:
     sys.exit(f"unknown mode {mode}")
 print(f"{mode}: within tolerance of the reference, max abs err {worst:.3e}")
