@@ -112,8 +112,10 @@ pub struct CompileArgs {
     #[arg(long)]
     pub no_cache: bool,
     /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
-    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
-    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    /// the body may use) or a kernel attribute (`num_warps=8`, `pipeline_stages=3`, `mma=wgmma|mma_sync`,
+    /// `copy_g2s=tma|cp_async`, `raster_group=1`, `warp_tile=64x64`; values checked against the attribute's
+    /// declared type) before parsing: `--param D=128` (repeatable). The file's text is changed in memory only;
+    /// diagnostics point into it.
     #[arg(short = 'D', long = "param", value_name = "NAME=V")]
     pub params: Vec<String>,
     #[arg(skip)]
@@ -209,8 +211,10 @@ pub struct CheckArgs {
     #[arg(long)]
     pub verify_diagnostics: bool,
     /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
-    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
-    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    /// the body may use) or a kernel attribute (`num_warps=8`, `pipeline_stages=3`, `mma=wgmma|mma_sync`,
+    /// `copy_g2s=tma|cp_async`, `raster_group=1`, `warp_tile=64x64`; values checked against the attribute's
+    /// declared type) before parsing: `--param D=128` (repeatable). The file's text is changed in memory only;
+    /// diagnostics point into it.
     #[arg(short = 'D', long = "param", value_name = "NAME=V")]
     pub params: Vec<String>,
 }
@@ -254,8 +258,10 @@ pub struct RunInputs {
     #[arg(long = "func", value_name = "NAME")]
     pub func: Option<String>,
     /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
-    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
-    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    /// the body may use) or a kernel attribute (`num_warps=8`, `pipeline_stages=3`, `mma=wgmma|mma_sync`,
+    /// `copy_g2s=tma|cp_async`, `raster_group=1`, `warp_tile=64x64`; values checked against the attribute's
+    /// declared type) before parsing: `--param D=128` (repeatable). The file's text is changed in memory only;
+    /// diagnostics point into it.
     #[arg(short = 'D', long = "param", value_name = "NAME=V")]
     pub params: Vec<String>,
 }
@@ -398,6 +404,14 @@ pub struct BenchArgs {
     /// The kernel to benchmark when the file has several.
     #[arg(long = "func", value_name = "NAME")]
     pub func: Option<String>,
+    /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
+    /// the body may use) or a kernel attribute (`num_warps=8`, `pipeline_stages=3`, `mma=wgmma|mma_sync`,
+    /// `copy_g2s=tma|cp_async`, `raster_group=1`, `warp_tile=64x64`; values checked against the attribute's
+    /// declared type) before parsing: `--param D=128` (repeatable). The file's text is changed in memory only;
+    /// diagnostics point into it.
+    /// The settings name the bench label and, with --bundle, the bundle (`gemm_256x128_BK64_num_warps_8_4096x4096x4096`).
+    #[arg(short = 'D', long = "param", value_name = "NAME=V")]
+    pub params: Vec<String>,
 }
 
 #[derive(Debug, Args)]
