@@ -434,19 +434,22 @@ pub struct TuneArgs {
     /// Backend that compiles the kernel's PTX: `llvm` or `mlir`.
     #[arg(long, value_enum, default_value_t = Backend::Llvm)]
     pub backend: Backend,
-    /// Stage counts to try (`pipeline_stages`).
-    #[arg(long, value_name = "N,...", value_delimiter = ',', default_values_t = [2u32, 3, 4, 5])]
+    /// Stage counts to try (`pipeline_stages`; default 2,3,4,5). The same as `--param pipeline_stages=...`.
+    #[arg(long, value_name = "N,...", value_delimiter = ',')]
     pub stages: Vec<u32>,
-    /// Warps per block to try (`num_warps`).
-    #[arg(long, value_name = "N,...", value_delimiter = ',', default_values_t = [4u32, 8])]
+    /// Warps per block to try (`num_warps`; default 4,8). The same as `--param num_warps=...`.
+    #[arg(long, value_name = "N,...", value_delimiter = ',')]
     pub warps: Vec<u32>,
-    /// Whether to try loading register fragments one iteration ahead (`fragments_ahead`): on, off or both.
-    #[arg(long, value_name = "on|off,...", value_delimiter = ',', default_values_t = [OnOff::On, OnOff::Off])]
+    /// Whether to try loading register fragments one iteration ahead (`fragments_ahead`): on, off or both
+    /// (default both). The same as `--param fragments_ahead=true,false`.
+    #[arg(long, value_name = "on|off,...", value_delimiter = ',')]
     pub fragments: Vec<OnOff>,
     /// Values to try for a kernel parameter (an upper-case integer attribute such as the block tile's `BM`,
-    /// used in the body's shapes) or for `raster_group` (grouped block order; 1 is off):
-    /// `--param BM=128,256 --param BK=32,64 --param raster_group=1,8` (repeatable). One not given keeps the
-    /// kernel's value.
+    /// used in the body's shapes) or for any kernel attribute, each value read as `tilec compile --param` reads
+    /// it: `--param BM=128,256 --param BK=32,64 --param raster_group=1,8 --param mma=wgmma,mma_sync
+    /// --param copy_g2s=tma,cp_async --param num_warps=4,8 --param pipeline_stages=2,3,4` (repeatable; the value
+    /// `default` leaves the attribute unset, the compiler's choice). One not given keeps the kernel's value.
+    /// Combinations that do not lower for the target are skipped with the reason `tilec check` gives.
     #[arg(long = "param", value_name = "NAME=V,...")]
     pub params: Vec<String>,
     /// Timed launches of each candidate (median reported).
