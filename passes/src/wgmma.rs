@@ -11,8 +11,14 @@
 //! # Legal ([`wgmma_plan`])
 //! - the kernel's warps form whole warpgroups (`num_warps` a multiple of 4);
 //! - element types wgmma has: f16 x f16 or bf16 x bf16 into f32, 8-bit integers into i32;
-//! - A and B are each a `tile.copy_s2r` of a whole shared tile made by `tile.alloc_shared`, whose result
-//!   only this mma uses, and the shared tile is only written by `tile.copy_g2s` and read by that copy;
+//! - A and B are each a `tile.copy_s2r` of a whole shared tile made by `tile.alloc_shared` (or a
+//!   `tile.transpose` of one: `tile.mma %q, tile.transpose(%k)` reads a row-major `[N, K]` K as a K-major B),
+//!   used only as this operand of `tile.mma` ops, and the shared tile is only written by `tile.copy_g2s` and
+//!   read by that copy;
+//! - or A is computed in registers (not loaded: FlashAttention's P = f16(exp(S - m)) for O += P·V), f16, bf16
+//!   or 8-bit, and the mma reads it from registers (the RS form, always K-major; the A register tile gets the
+//!   layout `wgmma.m64k16.f16.a` per m64 x k16, which is the f32 accumulator's of an earlier wgmma whose
+//!   warpgroups split the same rows: its conversion is a renaming of registers, `layout_conversion`);
 //! - each shared tile is row- or column-major (or already the panel layout below): its contiguous axis is K
 //!   (K-major) or M / N (MN-major, f16/bf16 only) and at least 32 bytes long;
 //! - the warpgroups split M first (`WGM` the largest that leaves whole m64 tiles), then N: each warpgroup's
@@ -34,6 +40,13 @@ use tilec_ir::{typed, Diagnostic, Func, KernelAttrs, OpId, OpKind, ScalarType, S
 pub struct WgmmaOperand {
     /// The shared tile (a `tile.alloc_shared` result).
     pub shared: Value,
+    /// The `tile.copy_s2r` result the mma reads (through a `tile.transpose` when `transposed`): its copy, and
+    /// the transpose, emit nothing where every use is a wgmma's.
+    pub loaded: Value,
+    /// The mma reads `tile.transpose` of the loaded tile: the shared tile's axes are (N, K) for B, (K, M) for
+    /// A, so a descriptor's indices are exchanged (`tile.mma %q, tile.transpose(%k)` with `%k` a row-major
+    /// `[N, K]` tile: a K-major B).
+    pub transposed: bool,
     /// MN-major (`transposeA` / `transposeB`): the tile's contiguous axis is M (A) or N (B).
     pub mn_major: bool,
     /// The swizzle mode of its panels.
@@ -56,7 +69,9 @@ pub struct WgmmaPlan {
     pub groups: (u32, u32),
     /// m64 tiles per warpgroup.
     pub m_tiles: u32,
-    pub a: WgmmaOperand,
+    /// A in shared memory, or `None`: A from registers (the RS form; the register tile gets the layout
+    /// `wgmma.m64k16.f16.a` tiled over k steps, m64 tiles and warpgroups, `layout_assignment::wgmma_a_layout`).
+    pub a: Option<WgmmaOperand>,
     pub b: WgmmaOperand,
 }
 
@@ -102,8 +117,12 @@ pub fn panel_layout(rows: u32, cols: u32, axis: usize, mode: SwizzleMode, elem_b
     Ok(Layout::Swizzled { swizzle, base: Box::new(base) })
 }
 
-/// The operand plan of shared tile `shared` read as A (`k_axis` 1) or B (`k_axis` 0).
-fn operand(func: &Func, shared: Value, k_axis: usize, what: &str) -> Result<WgmmaOperand, String> {
+/// The operand plan of shared tile `shared` (loaded into `loaded`) read as A (K is its `k_axis` 1, or 0 when
+/// `transposed`) or B (`k_axis` 0, or 1 when `transposed`).
+fn operand(func: &Func, source: SharedSource, what: &str) -> Result<WgmmaOperand, String> {
+    let SharedSource { shared, loaded, transposed } = source;
+    let k_axis = usize::from((what == "A") != transposed);
+    let mn_name = if what == "A" { "M" } else { "N" };
     let Some(t) = func.body.ty(shared).as_tile() else { return Err(format!("{what}'s source is not a tile")) };
     let Some(&[rows, cols]) = t.static_shape().as_deref() else {
         return Err(format!("{what}'s shared tile is not a static rank-2 tile"));
@@ -136,7 +155,7 @@ fn operand(func: &Func, shared: Value, k_axis: usize, what: &str) -> Result<Wgmm
     };
     let mn_major = axis != k_axis;
     if mn_major && elem_bytes != 2 {
-        return Err(format!("{what} of '{}' elements must be K-major (contiguous along K) for wgmma; its shared tile is contiguous along {}", t.elem, if k_axis == 1 { "M" } else { "N" }));
+        return Err(format!("{what} of '{}' elements must be K-major (contiguous along K) for wgmma; its shared tile is contiguous along {mn_name}", t.elem));
     }
     let storage_rows = u64::from(if axis == 1 { r } else { c });
     if !storage_rows.is_multiple_of(8) {
@@ -150,6 +169,8 @@ fn operand(func: &Func, shared: Value, k_axis: usize, what: &str) -> Result<Wgmm
     }
     Ok(WgmmaOperand {
         shared,
+        loaded,
+        transposed,
         mn_major,
         mode,
         layout,
@@ -158,22 +179,40 @@ fn operand(func: &Func, shared: Value, k_axis: usize, what: &str) -> Result<Wgmm
     })
 }
 
-/// The shared tile a wgmma operand `v` of the mma `mma_op` reads: `v` is a whole-tile `tile.copy_s2r` of
-/// a `tile.alloc_shared` tile, only this mma uses `v`, and only `tile.copy_g2s` (writing) and that copy use
-/// the tile.
-fn shared_source(func: &Func, v: Value, mma_op: OpId, what: &str) -> Result<Value, String> {
+/// Where a wgmma operand comes from: the shared tile, the `tile.copy_s2r` result, and whether the mma reads
+/// its `tile.transpose`.
+#[derive(Clone, Copy, Debug)]
+struct SharedSource {
+    shared: Value,
+    loaded: Value,
+    transposed: bool,
+}
+
+/// The shared tile a wgmma operand `v` (the `role` operand of the mma `mma_op`) reads: `v` is a whole-tile
+/// `tile.copy_s2r` of a `tile.alloc_shared` tile, or a `tile.transpose` of one; `v` is only used as this
+/// operand of `tile.mma` ops (the attention kernel's Q feeds the mmas of both its loops), the copy's result
+/// only by the transpose, and only `tile.copy_g2s` (writing) and that copy use the tile.
+fn shared_source(func: &Func, v: Value, mma_op: OpId, role: Role) -> Result<SharedSource, String> {
     let body = &func.body;
-    let def = body.defining_op(v).map(|d| (d, body.op(d)));
+    let what = role.name();
+    let mut def = body.defining_op(v).map(|d| (d, body.op(d)));
+    let mut transposed = None;
+    if let Some((t_id, t)) = def.filter(|(_, d)| d.kind == OpKind::Transpose) {
+        let Some(tv) = t.view::<typed::Transpose>() else { return Err(format!("{what}'s 'tile.transpose' is malformed")) };
+        transposed = Some((t_id, tv.source));
+        def = body.defining_op(tv.source).map(|d| (d, body.op(d)));
+    }
     let Some((copy_id, copy)) = def.filter(|(_, d)| d.kind == OpKind::CopyS2R) else {
         return Err(format!("{what} is not loaded by a 'tile.copy_s2r' (wgmma reads its operands from shared memory)"));
     };
     let Some(c) = copy.view::<typed::CopyS2R>() else { return Err(format!("{what}'s 'tile.copy_s2r' is malformed")) };
     let src = c.src;
+    let loaded = transposed.map_or(v, |(_, source)| source);
     let alloc = body.defining_op(src).is_some_and(|d| body.op(d).kind == OpKind::AllocShared);
     if !alloc {
         return Err(format!("{what}'s shared tile is not made by 'tile.alloc_shared'"));
     }
-    let whole = c.src_indices.is_empty() && body.ty(src).as_tile().and_then(|t| t.static_shape()) == body.ty(v).as_tile().and_then(|t| t.static_shape());
+    let whole = c.src_indices.is_empty() && body.ty(src).as_tile().and_then(|t| t.static_shape()) == body.ty(loaded).as_tile().and_then(|t| t.static_shape());
     if !whole {
         return Err(format!("{what}'s 'tile.copy_s2r' reads a window of its shared tile, not the whole tile"));
     }
@@ -183,8 +222,13 @@ fn shared_source(func: &Func, v: Value, mma_op: OpId, what: &str) -> Result<Valu
         if problem.is_some() {
             return;
         }
-        if op.operands.contains(&v) && o != mma_op {
-            problem = Some(format!("{what} is also used by '{}'", op.kind.name()));
+        if op.operands.contains(&v) {
+            let same_role = op.view::<typed::Mma>().is_some_and(|m| role.of(&m) == v && m.a != m.b && m.c != v);
+            if !same_role {
+                problem = Some(format!("{what} is also used by '{}'", op.kind.name()));
+            }
+        } else if transposed.is_some() && op.operands.contains(&loaded) && Some(o) != transposed.map(|(t, _)| t) {
+            problem = Some(format!("{what}'s loaded tile is also used by '{}'", op.kind.name()));
         } else if op.operands.contains(&src) && o != copy_id {
             let writes = op.view::<typed::CopyG2S>().is_some_and(|g| g.dst == src && g.src != src);
             if !writes {
@@ -199,7 +243,46 @@ fn shared_source(func: &Func, v: Value, mma_op: OpId, what: &str) -> Result<Valu
     if mma.is_some_and(|m| m.a == m.b) {
         return Err("A and B are the same value".into());
     }
-    Ok(src)
+    Ok(SharedSource { shared: src, loaded, transposed: transposed.is_some() })
+}
+
+/// An mma operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    A,
+    B,
+}
+
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Role::A => "A",
+            Role::B => "B",
+        }
+    }
+
+    fn of(self, mma: &typed::Mma) -> Value {
+        match self {
+            Role::A => mma.a,
+            Role::B => mma.b,
+        }
+    }
+}
+
+/// Whether A may come from registers: the ISA's RS form takes a K-major A of f16, bf16, s8 or u8 (the
+/// element types checked with the accumulator) in the `wgmma.m64k16.*.a` layout; here only an A computed in
+/// registers (not loaded by a `tile.copy_s2r`: one that is reads shared memory, or is not a wgmma if its
+/// copy breaks the rules of [`shared_source`]).
+fn register_a(func: &Func, a: Value, shared_why: String) -> Result<(), String> {
+    let body = &func.body;
+    let loaded = body.defining_op(a).is_some_and(|d| matches!(body.op(d).kind, OpKind::CopyS2R | OpKind::Transpose));
+    if loaded {
+        return Err(shared_why);
+    }
+    match body.ty(a).as_tile() {
+        Some(t) if t.space == tilec_ir::MemorySpace::Register => Ok(()),
+        _ => Err(shared_why),
+    }
 }
 
 /// The wgmma plan of the `tile.mma` `mma_op`, or why it cannot be a wgmma (whatever the target).
@@ -241,10 +324,15 @@ pub fn wgmma_plan(func: &Func, mma_op: OpId, num_warps: u32) -> Result<WgmmaPlan
             if eight_bit { "8, 16, 24 or a multiple of 16 up to 256" } else { "a multiple of 8 up to 256" }
         ));
     }
-    let sa = shared_source(func, mma.a, mma_op, "A")?;
-    let sb = shared_source(func, mma.b, mma_op, "B")?;
-    let a = operand(func, sa, 1, "A")?;
-    let b = operand(func, sb, 0, "B")?;
+    let a = match shared_source(func, mma.a, mma_op, Role::A) {
+        Ok(sa) => Some(operand(func, sa, "A")?),
+        Err(why) => {
+            register_a(func, mma.a, why)?;
+            None
+        }
+    };
+    let sb = shared_source(func, mma.b, mma_op, Role::B)?;
+    let b = operand(func, sb, "B")?;
     if b.mn_major && wgn > 1 {
         let pc = b.mode.span_bytes() / u64::from(tb.elem.bit_width() / 8);
         if !ni.is_multiple_of(pc) {
@@ -298,7 +386,11 @@ pub fn choose_instructions(func: &mut Func, target: Target) -> Result<Vec<Choice
                         plan.groups.0,
                         plan.groups.1,
                         plan.m_tiles,
-                        if plan.a.mn_major { "MN-major" } else { "K-major" },
+                        match &plan.a {
+                            None => "from registers",
+                            Some(a) if a.mn_major => "MN-major",
+                            Some(_) => "K-major",
+                        },
                         if plan.b.mn_major { "MN-major" } else { "K-major" }
                     ),
                 });
@@ -317,7 +409,7 @@ pub fn choose_instructions(func: &mut Func, target: Target) -> Result<Vec<Choice
 
 /// Records a wgmma choice: the mma's shape and warpgroup grid, the operand tiles' panel layouts.
 fn apply(func: &mut Func, id: OpId, mma: &typed::Mma, plan: &WgmmaPlan) {
-    for operand in [&plan.a, &plan.b] {
+    for operand in plan.a.iter().chain([&plan.b]) {
         if let Some(Type::Tile(t)) = Some(func.body.ty(operand.shared).clone()) {
             let mut t = t;
             t.layout = Some(operand.layout.clone());
