@@ -424,6 +424,58 @@ fn apply(func: &mut Func, id: OpId, mma: &typed::Mma, plan: &WgmmaPlan) {
 mod tests {
     use super::*;
 
+    /// D = f16(A·B)·C over 8 warps: the first mma reads A and B from shared memory, the second reads its A,
+    /// computed in registers, from registers (the RS form); a K-major B may come through a transpose. The
+    /// second mma's register A layout is the first's accumulator layout up to a regrouping of registers
+    /// (every register, lane and warp basis the same: no data moves).
+    #[test]
+    fn register_a_and_transposed_b() {
+        let text = "tile.func @f(%A: tile<128x64xf16, global>, %B: tile<64x64xf16, global>, %C: tile<64x128xf16, global>) attributes {num_warps = 8} {
+  %c0 = tile.constant 0 : index
+  %sa = tile.alloc_shared : tile<128x64xf16, shared>
+  %sb = tile.alloc_shared : tile<64x64xf16, shared>
+  %sc = tile.alloc_shared : tile<64x128xf16, shared>
+  tile.copy_g2s %A[%c0, %c0], %sa
+  tile.copy_g2s %B[%c0, %c0], %sb
+  tile.copy_g2s %C[%c0, %c0], %sc
+  %a = tile.copy_s2r %sa : tile<128x64xf16, reg>
+  %bt = tile.copy_s2r %sb : tile<64x64xf16, reg>
+  %b = tile.transpose %bt : tile<64x64xf16, reg>
+  %z = tile.fill 0.0 : tile<128x64xf32, reg>
+  %s = tile.mma %a, %b, %z : tile<128x64xf32, reg>
+  %p = tile.cast %s : tile<128x64xf16, reg>
+  %c = tile.copy_s2r %sc : tile<64x128xf16, reg>
+  %z2 = tile.fill 0.0 : tile<128x128xf32, reg>
+  %o = tile.mma %p, %c, %z2 : tile<128x128xf32, reg>
+  tile.return
+}";
+        let module = tilec_ir::parse_module(text).unwrap();
+        let func = &module.funcs[0];
+        let mut mmas = Vec::new();
+        func.body.walk(func.entry, &mut |o| {
+            if func.body.op(o).kind == OpKind::Mma {
+                mmas.push(o);
+            }
+        });
+        let first = wgmma_plan(func, mmas[0], 8).unwrap();
+        let second = wgmma_plan(func, mmas[1], 8).unwrap();
+        assert_eq!((first.n, first.groups, first.m_tiles), (64, (2, 1), 1));
+        let (a, b) = (first.a.as_ref().unwrap(), &first.b);
+        assert!(!a.transposed && !a.mn_major);
+        // %b = transpose(%bt), %bt row-major [N, K]: K-major, the descriptor indices exchanged.
+        assert!(b.transposed && !b.mn_major);
+        assert!(second.a.is_none());
+        assert!(second.b.mn_major && !second.b.transposed);
+        let acc = crate::layout_assignment::wgmma_accumulator_layout(&first).unwrap();
+        let reg_a = crate::layout_assignment::wgmma_a_layout(&second, ScalarType::F16, 64).unwrap();
+        assert_eq!(crate::layout_conversion::register_permutation(&acc, &reg_a).unwrap(), vec![0, 1, 2, 3, 4]);
+        // f32 P: no wgmma (and the reason says so).
+        let f32_text = text.replace("%o = tile.mma %p, %c", "%o = tile.mma %s, %c");
+        let module = tilec_ir::parse_module(&f32_text).unwrap();
+        let why = wgmma_plan(&module.funcs[0], mmas[1], 8).unwrap_err();
+        assert!(why.contains("no 'f32' x 'f16' variant"), "{why}");
+    }
+
     /// The panel layouts: one panel is the plain swizzled storage order; several are `#linear` panels.
     #[test]
     fn panel_layouts() {

@@ -133,6 +133,17 @@ pub(super) fn accumulator_coord(t: usize, i: usize) -> (usize, usize) {
     (16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * (t % 4) + i % 2)
 }
 
+/// The (row, column), within its warp's 16 rows, of value `i` of lane `lane`'s register A fragment of
+/// `elem_bytes`-byte elements (the ISA's "wgmma register fragment layout for matrix A"; [`Warp::register_a`]).
+pub(super) fn register_a_coord(lane: usize, i: usize, elem_bytes: u64) -> (usize, usize) {
+    let (g, t) = (lane / 4, lane % 4);
+    if elem_bytes == 2 {
+        (g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2))
+    } else {
+        (g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3))
+    }
+}
+
 /// One warp's wgmma state.
 #[derive(Clone, Debug, Default)]
 pub(super) struct WarpWgmma {
@@ -387,9 +398,9 @@ impl Warp {
 
     /// A from registers: this warp's 16 rows of A (`a[r * k + kk]`) from its lanes' fragments, each value `i`
     /// of lane `l` (groupID `g = l / 4`, threadID_in_group `t = l % 4`) at the ISA's "wgmma register fragment
-    /// layout for matrix A": 16-bit, row `g + 8 ((i >> 1) & 1)`, column `2 t + (i & 1) + 8 (i >> 2)`; 8-bit,
-    /// row `g + 8 ((i >> 2) & 1)`, column `4 t + (i & 3) + 16 (i >> 3)`. The registers must have been written
-    /// before the last fence, as C's.
+    /// layout for matrix A" ([`register_a_coord`]): 16-bit, row `g + 8 ((i >> 1) & 1)`, column `2 t + (i & 1) +
+    /// 8 (i >> 2)`; 8-bit, row `g + 8 ((i >> 2) & 1)`, column `4 t + (i & 3) + 16 (i >> 3)`. The registers must
+    /// have been written before the last fence, as C's.
     fn register_a(&self, ctx: &Ctx<'_>, op: &Operation, v: Value, elem_bytes: u64, k: usize, a: &mut [f64]) -> Result<(), SimError> {
         if self.epoch(v) >= self.wgmma.fence_epoch {
             return Err(error(self, ctx, op, "A's registers were written after the last 'nvgpu.wgmma.fence': fence them first".into()));
@@ -404,13 +415,8 @@ impl Warp {
             if values.len() != want {
                 return Err(error(self, ctx, op, format!("lane {lane}: A holds {} values, the fragment has {want}", values.len())));
             }
-            let (g, t) = (lane / 4, lane % 4);
             for (i, &x) in values.iter().enumerate() {
-                let (r, c) = if elem_bytes == 2 {
-                    (g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2))
-                } else {
-                    (g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3))
-                };
+                let (r, c) = register_a_coord(lane, i, elem_bytes);
                 a[r * k + c] = x;
             }
         }
@@ -468,6 +474,22 @@ pub(super) fn has_wgmma(func: &crate::body::Func) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The simulator's register A coordinates (the ISA's formula) are the catalogue's `wgmma.m64k16.f16.a` and
+    /// `wgmma.m64k32.s8.a` layouts (written as bases in tilec-layout) on each warp's 16 rows.
+    #[test]
+    fn register_a_is_the_catalogue_layout() {
+        for (name, bytes, values) in [("wgmma.m64k16.f16.a", 2u64, 8usize), ("wgmma.m64k32.s8.a", 1, 16)] {
+            let h = tilec_layout::hardware_layout(name).unwrap();
+            for thread in 0..128usize {
+                for i in 0..values {
+                    let (r, c) = register_a_coord(thread % 32, i, bytes);
+                    let want = h.coord(i as u32, thread as u32).unwrap();
+                    assert_eq!((16 * (thread / 32) + r, c), (want.0 as usize, want.1 as usize), "{name} thread {thread} value {i}");
+                }
+            }
+        }
+    }
 
     /// The descriptor round-trips through the ISA's bit fields.
     #[test]
