@@ -13,8 +13,8 @@
 //! - element types wgmma has: f16 x f16 or bf16 x bf16 into f32, 8-bit integers into i32;
 //! - A and B are each a `tile.copy_s2r` of a whole shared tile made by `tile.alloc_shared` (or a
 //!   `tile.transpose` of one: `tile.mma %q, tile.transpose(%k)` reads a row-major `[N, K]` K as a K-major B),
-//!   used only as this operand of `tile.mma` ops, and the shared tile is only written by `tile.copy_g2s` and
-//!   read by that copy;
+//!   used only as this operand of `tile.mma` ops, and the shared tile is only written by `tile.copy_g2s` (not
+//!   between the copy and the mmas: the wgmma reads the tile where the mma is) and read by that copy;
 //! - or A is computed in registers (not loaded: FlashAttention's P = f16(exp(S - m)) for O += P·V), f16, bf16
 //!   or 8-bit, and the mma reads it from registers (the RS form, always K-major; the A register tile gets the
 //!   layout `wgmma.m64k16.f16.a` per m64 x k16, which is the f32 accumulator's of an earlier wgmma whose
@@ -191,7 +191,8 @@ struct SharedSource {
 /// The shared tile a wgmma operand `v` (the `role` operand of the mma `mma_op`) reads: `v` is a whole-tile
 /// `tile.copy_s2r` of a `tile.alloc_shared` tile, or a `tile.transpose` of one; `v` is only used as this
 /// operand of `tile.mma` ops (the attention kernel's Q feeds the mmas of both its loops), the copy's result
-/// only by the transpose, and only `tile.copy_g2s` (writing) and that copy use the tile.
+/// only by the transpose, only `tile.copy_g2s` (writing) and that copy use the tile, and no write of it falls
+/// between the copy and the mmas ([`written_between`]).
 fn shared_source(func: &Func, v: Value, mma_op: OpId, role: Role) -> Result<SharedSource, String> {
     let body = &func.body;
     let what = role.name();
@@ -239,11 +240,48 @@ fn shared_source(func: &Func, v: Value, mma_op: OpId, role: Role) -> Result<Shar
     if let Some(p) = problem {
         return Err(p);
     }
+    if let Some(p) = written_between(func, copy_id, src, v) {
+        return Err(format!("{what}'s shared tile is written by '{}' after its 'tile.copy_s2r' and before a 'tile.mma' reads the copy (wgmma would read the new contents)", p));
+    }
     let mma = body.op(mma_op).view::<typed::Mma>();
     if mma.is_some_and(|m| m.a == m.b) {
         return Err("A and B are the same value".into());
     }
     Ok(SharedSource { shared: src, loaded, transposed: transposed.is_some() })
+}
+
+/// The op that may write the shared tile `src` between the `tile.copy_s2r` `copy` and an op using `v` (its
+/// copy, or the transpose of it): a wgmma reads the tile where the mma is, not where the copy is. Each user's
+/// op in the copy's block (itself, or the loop holding it) is found; a writer placed after the copy up to that
+/// op (or inside it) is one. Writers outside the copy's block run before the copy or after the users.
+fn written_between(func: &Func, copy: OpId, src: Value, v: Value) -> Option<&'static str> {
+    let body = &func.body;
+    let block = body.op(copy).parent?;
+    let ops = &body.block(block).ops;
+    let position = |op: OpId| -> Option<usize> {
+        let mut o = op;
+        loop {
+            let parent = body.op(o).parent?;
+            if parent == block {
+                return ops.iter().position(|&x| x == o);
+            }
+            o = body.block(parent).parent_op?;
+        }
+    };
+    let at = position(copy)?;
+    let mut last_use = None;
+    let mut writers = Vec::new();
+    body.walk(func.entry, &mut |o| {
+        let op = body.op(o);
+        if op.operands.contains(&v) {
+            last_use = last_use.max(position(o));
+        }
+        if o != copy && op.view::<typed::CopyG2S>().is_some_and(|g| g.dst == src) {
+            writers.push(o);
+        }
+    });
+    let last_use = last_use?;
+    writers.into_iter().find(|&w| position(w).is_some_and(|p| p > at && p <= last_use)).map(|w| body.op(w).kind.name())
 }
 
 /// An mma operand.
@@ -469,6 +507,19 @@ mod tests {
         let acc = crate::layout_assignment::wgmma_accumulator_layout(&first).unwrap();
         let reg_a = crate::layout_assignment::wgmma_a_layout(&second, ScalarType::F16, 64).unwrap();
         assert_eq!(crate::layout_conversion::register_permutation(&acc, &reg_a).unwrap(), vec![0, 1, 2, 3, 4]);
+        // %sa rewritten after %a's copy and before the mma: the mma's A is the old contents, which a wgmma
+        // reading %sa would not see.
+        let rewritten = text.replace("  %z = tile.fill", "  tile.copy_g2s %A[%c0, %c0], %sa\n  %z = tile.fill");
+        let module = tilec_ir::parse_module(&rewritten).unwrap();
+        let f = &module.funcs[0];
+        let mut ids = Vec::new();
+        f.body.walk(f.entry, &mut |o| {
+            if f.body.op(o).kind == OpKind::Mma {
+                ids.push(o);
+            }
+        });
+        let why = wgmma_plan(f, ids[0], 8).unwrap_err();
+        assert!(why.contains("A's shared tile is written by 'tile.copy_g2s' after its 'tile.copy_s2r'"), "{why}");
         // f32 P: no wgmma (and the reason says so).
         let f32_text = text.replace("%o = tile.mma %p, %c", "%o = tile.mma %s, %c");
         let module = tilec_ir::parse_module(&f32_text).unwrap();
