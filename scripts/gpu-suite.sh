@@ -86,6 +86,11 @@ BENCH_SM90A=(
   examples/gemm_bf16_256x128.tir:4096,4096,4096
   examples/gemm_bf16_256x128.tir:8192,8192,8192
   examples/gemm_s8_b_col.tir:4096,4096,4096
+  # The Hopper configurations (256x128x64, 8 warps, 4 stages, wgmma; scripts/bench-hopper.sh has every shape).
+  examples/gemm_hopper.tir:4096,4096,4096
+  examples/gemm_hopper.tir:8192,8192,8192
+  examples/gemm_bf16_hopper.tir:4096,4096,4096
+  examples/gemm_bf16_hopper.tir:8192,8192,8192
 )
 
 # prepare_seeds TILEC: the seed's inputs and printed outputs into $DEV/seed-inputs/seed_X/, a bundle per program.
@@ -184,6 +189,12 @@ prepare)
     "$TILEC" bundle examples/gemm_256x128.tir -o "$DEV/$out/wgmma_gemm_256x128_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_bf16_256x128.tir -o "$DEV/$out/wgmma_gemm_bf16_256x128_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_s8_b_col.tir -o "$DEV/$out/wgmma_gemm_s8_b_col_67x45x38" --shape 67,45,38 "${h[@]}"
+    # The Hopper configurations (examples/gemm_hopper.tir, gemm_bf16_hopper.tir: 256x128x64 over two warpgroups,
+    # 4 stages), ragged in M, N and K (a partial k-step) and at odd sizes (synchronous copies).
+    "$TILEC" bundle examples/gemm_hopper.tir -o "$DEV/$out/wgmma_gemm_hopper_300x200x136" "${h[@]}"
+    "$TILEC" bundle examples/gemm_hopper.tir -o "$DEV/$out/wgmma_gemm_hopper_261x133x67" --shape 261,133,67 "${h[@]}"
+    "$TILEC" bundle examples/gemm_bf16_hopper.tir -o "$DEV/$out/wgmma_gemm_bf16_hopper_300x200x136" "${h[@]}"
+    "$TILEC" bundle examples/gemm_bf16_hopper.tir -o "$DEV/$out/wgmma_gemm_bf16_hopper_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/wgmma_gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${h[@]}"
     # The flash-attention forward on sm_90a: S = Q·Kᵀ by wgmma from shared Q and K, O += P·V by wgmma with P
     # from registers (the RS form) and V MN-major from shared memory; ragged S (masked last key block), d 64
