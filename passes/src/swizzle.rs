@@ -25,7 +25,9 @@
 //! Tiles left alone, with a remark: rows of 16 bytes (already conflict-free), rows narrower than 16 bytes
 //! or of a length that is not a power of two, tiles that are not static rank-2, tiles whose element
 //! count is not a multiple of the swizzle's period `2^(B+M+S)`, and tiles that already have another
-//! layout (a swizzle, `#linear`, ...).
+//! layout (a swizzle, `#linear`, ...), among them the operands of a `tile.mma` that becomes a wgmma on the
+//! target (the pass makes that choice first, as layout assignment does: wgmma's panel layouts carry the
+//! descriptor's swizzle mode).
 //!
 //! # Checking the choice
 //! The pass checks each choice in two ways and reports both in a remark and in a [`SwizzleReport`]
@@ -312,6 +314,11 @@ fn widest_vector_access(func: &Func, tile: Value) -> Option<u64> {
 
 /// Runs the pass on one function; returns the decisions (remarks go to `cx`).
 pub fn swizzle_func(func: &mut Func, cx: &mut PassContext) -> Vec<TileSwizzle> {
+    // The operands of a wgmma get wgmma's own panel layouts (their swizzle is the descriptor's mode): decide
+    // wgmma or mma.sync for the target first (as layout assignment would, and idempotently), so that those
+    // tiles already have a layout and are left alone here. A choice that fails (`mma = "wgmma"` where it is
+    // illegal) is reported by layout assignment, at the mma.
+    let _ = crate::wgmma::choose_instructions(func, cx.target);
     let warps = num_warps(func);
     let mut tiles = Vec::new();
     func.body.walk(func.entry, &mut |op| {

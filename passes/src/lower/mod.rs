@@ -209,9 +209,9 @@ pub fn lower_func_with(func: &mut Func, options: &LowerOptions) -> Result<(), Di
 /// [`lower_func_with`], returning the lowering's remarks (what it chose where it had a choice, and why).
 pub fn lower_func_with_remarks(func: &mut Func, options: &LowerOptions) -> Result<Vec<(Span, String)>, Diagnostic> {
     let LowerOptions { global_barriers, shared_barriers, target } = *options;
-    // Layout assignment is idempotent; running it here makes the lowering usable on its own (it also writes
-    // `num_warps` into the function).
-    crate::layout_assignment::assign_layouts_in(func)?;
+    // Layout assignment is idempotent; running it here (for the lowering's own target: wgmma or mma.sync
+    // depends on it) makes the lowering usable on its own (it also writes `num_warps` into the function).
+    crate::layout_assignment::assign_layouts_for(func, target)?;
     let solution = solve_layouts(func)?;
     let warps = num_warps(func);
     let (wgmma, wgmma_operands) = wgmma_plans(func, warps)?;
