@@ -720,10 +720,12 @@ define_ops! {
     // ---- nvgpu dialect: Hopper TMA (sm_90; issue 18), named and shaped like MLIR's `nvgpu.tma.*` ----------------
     TmaAsyncLoad = "nvgpu.tma.async.load" {
         operands: [tensor: One, coords: Variadic, barriers: One, mbar_id: One, dst: One, predicate: Optional],
-        attributes: [],
+        attributes: [
+            panel: u32 = 0 ; "Which box of `dst` the load fills: `dst` is one box, or the column panels of a wgmma operand (each one swizzle span wide, consecutive in memory), one box each.",
+        ],
         results: NONE,
         format: Some("$tensor[$coords] , $barriers[$mbar_id] to $dst { , predicate = $predicate }? attr-dict"),
-        summary: "TMA load (`cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`): copies the box of the global tile argument `tensor` at `coords` (one `index` per axis, the tile's axis order; may be negative or past the end: those elements are zero-filled) into the whole shared tile `dst`, in the swizzle mode of `dst`'s layout, and completes the box's bytes on barrier `mbar_id` (expect them with `arrive.expect_tx`). The tensor map (`tensor`, box = `dst`'s shape, swizzle) is a kernel parameter the launcher builds (`cuTensorMapEncodeTiled`); with `predicate = %p`, only the threads where it is true issue.",
+        summary: "TMA load (`cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`): copies the box of the global tile argument `tensor` at `coords` (one `index` per axis, the tile's axis order, the box's own origin; may be negative or past the end: those elements are zero-filled) into the shared tile `dst` (all of it, or its column panel `panel`, whose bytes start `panel` boxes after the tile's), in the swizzle mode of `dst`'s layout, and completes the box's bytes on barrier `mbar_id` (expect them with `arrive.expect_tx`: a tile of several panels needs one load per panel, the same barrier, all their bytes). The tensor map (`tensor`, box = `dst`'s shape or one panel's, swizzle) is a kernel parameter the launcher builds (`cuTensorMapEncodeTiled`); with `predicate = %p`, only the threads where it is true issue.",
     }
     TmaAsyncStore = "nvgpu.tma.async.store" {
         operands: [src: One, tensor: One, coords: Variadic, predicate: Optional],
