@@ -799,6 +799,12 @@ define_ops! {
         format: Some("$descriptor_a , $descriptor_b , $matrix_c attr-dict : type(results)"),
         summary: "One `wgmma.mma_async.sync.aligned.m64nNkK` of the warpgroup: D = A (64xK, from shared memory through `descriptor_a`) * B (KxN, through `descriptor_b`) + C, A and B K-major unless `transposeA`/`transposeB` say MN-major (16-bit elements only), C and D the thread's N/2 accumulator elements (f32 for f16/bf16 inputs, s32 for s8/u8) in wgmma's D layout. Asynchronous: needs a `nvgpu.wgmma.fence` before, and D is readable only after `nvgpu.wgmma.commit_group` and a `nvgpu.wgmma.wait_group` that completes it.",
     }
+    ElectSync = "nvgpu.elect_sync" {
+        operands: [],
+        attributes: [],
+        results: ONE, format: Some("attr-dict : type(results)"),
+        summary: "An `i1`, true in exactly one lane of the warp, its lowest (`elect.sync _|p, 0xffffffff`, sm_90): every lane of the warp must execute it together. Thread 0 of a block is `warp_id == 0` and the elected lane of warp 0; ptxas then knows one lane issues what it predicates (a TMA load needs no loop over the active lanes).",
+    }
     SetMaxNRegInc = "nvgpu.setmaxnreg.inc" {
         operands: [],
         attributes: [

@@ -55,6 +55,11 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: &AnyOp) -> boo
                 v.error(op.span, format!("'{}' count must be a multiple of 8 in 24..=256, found {count}", op.kind));
             }
         }
+        AnyOp::ElectSync(_) => {
+            if v.result_type(op).is_some_and(|t| t != &Type::Scalar(ScalarType::I1)) {
+                v.error(op.span, format!("'{}' returns an i1", op.kind));
+            }
+        }
         AnyOp::WarpgroupGenerateDescriptor(d) => descriptor(v, op, d),
         AnyOp::WarpgroupMma(mma) => warpgroup_mma(v, op, mma),
         AnyOp::TmaAsyncLoad(load) => {

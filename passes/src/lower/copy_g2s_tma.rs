@@ -145,14 +145,20 @@ impl Lowering<'_> {
         Ok(())
     }
 
-    /// `tid == 0` (hoisted, once): the thread that issues the TMA loads.
+    /// Thread 0, the thread that issues the TMA loads, as `warp_id == 0 && elect_sync` (hoisted, once, at the
+    /// top of the kernel where every lane runs): the same thread as `tid == 0`, but ptxas knows that one lane
+    /// issues what the elected predicate guards, so a TMA load is one instruction; under `tid == 0` it loops
+    /// over the warp's active lanes, moving each one's operands into uniform registers, which cost
+    /// gemm_s8_128 (mma.sync, 255 registers) ~400 bytes of spills on sm_90a.
     pub(super) fn elected(&mut self) -> Value {
         if let Some(v) = self.elected {
             return v;
         }
-        let tid = self.thread_id();
+        let warp = self.warp_id();
         let zero = self.index(0);
-        let v = self.hoist_value(typed::Cmp { lhs: tid, rhs: zero, predicate: CmpPredicate::Eq }.into_spec().result(ScalarType::I1));
+        let warp0 = self.hoist_value(typed::Cmp { lhs: warp, rhs: zero, predicate: CmpPredicate::Eq }.into_spec().result(ScalarType::I1));
+        let lane = self.hoist_value(typed::ElectSync {}.into_spec().result(ScalarType::I1));
+        let v = self.hoisted_binary(BinaryArith::Min, warp0, lane);
         self.elected = Some(v);
         v
     }

@@ -11,6 +11,7 @@
 //! | `nvgpu.wgmma.fence` | `llvm.nvvm.wgmma.fence.sync.aligned` |
 //! | `nvgpu.wgmma.commit_group` | `llvm.nvvm.wgmma.commit_group.sync.aligned` |
 //! | `nvgpu.wgmma.wait_group` | `llvm.nvvm.wgmma.wait_group.sync.aligned(i64 numGroups)` |
+//! | `nvgpu.elect_sync` | `llvm.nvvm.elect.sync(i32 -1)`, its `i1` |
 //! | `nvgpu.setmaxnreg.inc/dec` | `llvm.nvvm.setmaxnreg.{inc,dec}.sync.aligned.u32(i32 count)` |
 //! | `nvgpu.warpgroup.generate.descriptor` | `ptrtoint` of the element's shared address, `(a & 0x3ffff) >> 4`, or'ed with the constant fields |
 //! | `nvgpu.warpgroup.mma` | inline PTX `wgmma.mma_async.sync.aligned.m64nNkK.{f32,s32}.A.B` (LLVM has no intrinsic for it), C tied to D |
@@ -192,6 +193,17 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
     fn fence_proxy_async(&mut self, _op: &Operation) -> Result<()> {
         self.nvvm.call(&self.builder, "llvm.nvvm.fence.proxy.async.shared_cta", &[], &[])?;
         Ok(())
+    }
+
+    fn elect_sync(&mut self, op: &Operation, _v: &typed::ElectSync) -> Result<()> {
+        let all = self.cx.i32_type().const_all_ones();
+        let pair = self
+            .nvvm
+            .call(&self.builder, "llvm.nvvm.elect.sync", &[], &[all.into()])?
+            .ok_or_else(|| super::internal("elect.sync returns {i32, i1}"))?
+            .into_struct_value();
+        let elected = self.builder.build_extract_value(pair, 1, "")?;
+        self.set_result(op, elected)
     }
 
     fn setmaxnreg(&mut self, _op: &Operation, increase: bool, count: u32) -> Result<()> {

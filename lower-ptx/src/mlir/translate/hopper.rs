@@ -11,6 +11,7 @@
 //! | `nvgpu.wgmma.fence` | `nvvm.wgmma.fence.aligned` (upstream's nvgpu has no such op: its `warpgroup.mma` emits these) |
 //! | `nvgpu.wgmma.commit_group` | `nvvm.wgmma.commit.group.sync.aligned` |
 //! | `nvgpu.wgmma.wait_group` | `nvvm.wgmma.wait.group.sync.aligned N` |
+//! | `nvgpu.elect_sync` | `nvvm.elect.sync -> i1` |
 //! | `nvgpu.setmaxnreg.inc/dec` | `nvvm.setmaxregister increase/decrease N` |
 //! | `nvgpu.warpgroup.generate.descriptor` | the element's shared address (`memref.extract_aligned_pointer_as_index` + offset), `(a & 0x3ffff) >> 4`, or'ed with the constant fields, as `arith` on `i64` |
 //! | `nvgpu.warpgroup.mma` | `nvvm.wgmma.mma_async` (C and D as `!llvm.struct`), A `row` and B `col` (both K-major) |
@@ -188,6 +189,11 @@ impl EmitHopper for FuncEmitter<'_> {
     fn fence_proxy_async(&mut self, _op: &Operation) -> Result<()> {
         self.line("nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}");
         Ok(())
+    }
+
+    fn elect_sync(&mut self, op: &Operation, _v: &typed::ElectSync) -> Result<()> {
+        let p = self.emit("nvvm.elect.sync -> i1");
+        self.set_result(op, p)
     }
 
     fn setmaxnreg(&mut self, _op: &Operation, increase: bool, count: u32) -> Result<()> {
