@@ -237,6 +237,17 @@ prepare)
       "$TILEC" bundle examples/gemm_s8_128.tir -o "$DEV/$out/gemm_s8_128_${shape//,/x}" --shape "$shape" "${b[@]}"
     done
   done
+  # sm_90a (whatever TARGET is): the wgmma GEMM with A and B copied by TMA (B one load per column panel), the
+  # file and its BK=64 variant, through both backends; ragged M and N with TMA's zero fill (261x136x72,
+  # 513x1000x264), and odd K (261x133x67: rows not 16-byte aligned, the launch-time variant without TMA).
+  for backend in llvm mlir; do
+    out=bundles; [ "$backend" = llvm ] || out="bundles-$backend"
+    for shape in 261,136,72 513,1000,264 261,133,67; do
+      s="${shape//,/x}"
+      "$TILEC" bundle examples/gemm_256x128.tir -o "$DEV/$out/gemm_256x128_sm90a_$s" --shape "$shape" --target sm_90a --backend "$backend"
+      "$TILEC" bundle examples/gemm_256x128.tir -o "$DEV/$out/gemm_256x128_bk64_sm90a_$s" --shape "$shape" --param BK=64 --target sm_90a --backend "$backend"
+    done
+  done
   # Benchmarks against cuBLAS: one bench bundle per BENCH entry (PTX + bench.json; no data, the inputs are made
   # on the GPU machine), run there by `tilec-gpu-runner bench`, which also checks each result against cuBLAS's.
   for entry in "${BENCH[@]}"; do
@@ -246,6 +257,17 @@ prepare)
   mkdir -p "$DEV/bench-sm90a"
   for entry in "${BENCH_SM90A[@]}"; do
     "$TILEC" bench "${entry%%:*}" --shape "${entry#*:}" --target sm_90a --bundle "$DEV/bench-sm90a"
+  done
+  # gemm_256x128 at BK=64 (tilec bench has no --param: a copy with the attribute changed; the bundle is named
+  # after the copy), through both backends.
+  mkdir -p "$DEV/variants"
+  sed 's/BK = 32, num_warps = 8,/BK = 64, num_warps = 8,/' examples/gemm_256x128.tir > "$DEV/variants/gemm_256x128_bk64.tir"
+  grep -q 'BK = 64' "$DEV/variants/gemm_256x128_bk64.tir"
+  for shape in 4096,4096,4096 8192,8192,8192; do
+    for backend in llvm mlir; do
+      "$TILEC" bench "$DEV/variants/gemm_256x128_bk64.tir" --shape "$shape" --target sm_90a --backend "$backend" --bundle "$DEV/bench-sm90a"
+    done
+    "$TILEC" bench examples/gemm_256x128.tir --shape "$shape" --target sm_90a --backend mlir --bundle "$DEV/bench-sm90a"
   done
   du -sh "$DEV"
   ;;

@@ -4,7 +4,8 @@
 //! MLIR passes a `!nvgpu.tensormap.descriptor<tensor = memref<box>, swizzle = ..>` built on the host; tilec
 //! keeps the host out of the IR: a TMA op names the *global tile argument* it copies from or to and the shared
 //! tile it fills or reads, and the tensor map follows from them: the argument's tensor, a box of the shared
-//! tile's shape, the swizzle mode of the shared tile's layout ([`SwizzleMode`]), zero fill out of bounds, no
+//! tile's shape (or, for a tile in wgmma's column panels, of one panel's: a load per panel, `{panel = p}`,
+//! [`tensor_map_and_panels`]), the swizzle mode of the shared tile's layout ([`SwizzleMode`]), zero fill out of bounds, no
 //! interleave, no L2 promotion. Each distinct map ([`TensorMap`]) is one extra kernel parameter (a 128-byte,
 //! 64-byte aligned `.param`, CUDA's `const __grid_constant__ CUtensorMap`), after the arguments' own, in
 //! order of first use ([`kernel_tensor_maps`]); the launcher encodes it with `cuTensorMapEncodeTiled`.
@@ -122,9 +123,16 @@ pub fn tma_boxes(layout: &LinearLayout, rows: u32, cols: u32, elem_bytes: u32) -
     None
 }
 
-/// The tensor map that a TMA op between the global tile `tensor` and the shared tile `shared` uses, or why
-/// there is none (the verifier's message).
+/// The tensor map that a TMA op between the global tile `tensor` and the shared tile `shared` uses (its box
+/// one panel of `shared`, [`tensor_map_and_panels`]), or why there is none (the verifier's message).
 pub fn tensor_map_of(func: &Func, tensor: Value, shared: Value) -> Result<TensorMap, String> {
+    tensor_map_and_panels(func, tensor, shared).map(|(map, _)| map)
+}
+
+/// The tensor map of a TMA op between `tensor` and `shared`, and how many boxes (column panels, consecutive
+/// in memory, [`TmaBoxes`]) `shared` holds: 1 for a tile that is one box; a load fills one panel
+/// (`nvgpu.tma.async.load {panel = p}`), a store reads a tile of one box only.
+pub fn tensor_map_and_panels(func: &Func, tensor: Value, shared: Value) -> Result<(TensorMap, u64), String> {
     let body = &func.body;
     let arg = func
         .args()
@@ -147,11 +155,12 @@ pub fn tensor_map_of(func: &Func, tensor: Value, shared: Value) -> Result<Tensor
     if tile.space != MemorySpace::Shared || !made_by_alloc {
         return Err(format!("the shared operand must be a 'tile.alloc_shared' tile, found '{tile}'"));
     }
-    box_of(global, tile).map(|(box_shape, swizzle)| TensorMap { arg, elem: global.elem, rank: global.rank(), box_shape, swizzle })
+    box_of(global, tile).map(|(box_shape, swizzle, panels)| (TensorMap { arg, elem: global.elem, rank: global.rank(), box_shape, swizzle }, panels))
 }
 
-/// The box and swizzle of a shared tile `tile` against the global tile `global`.
-fn box_of(global: &TileType, tile: &TileType) -> Result<(Vec<u64>, SwizzleMode), String> {
+/// The box, swizzle and number of boxes (column panels) of a shared tile `tile` against the global tile
+/// `global`.
+fn box_of(global: &TileType, tile: &TileType) -> Result<(Vec<u64>, SwizzleMode, u64), String> {
     if tile.elem != global.elem {
         return Err(format!("the shared tile's elements '{}' must be the tensor's '{}'", tile.elem, global.elem));
     }
@@ -170,13 +179,7 @@ fn box_of(global: &TileType, tile: &TileType) -> Result<(Vec<u64>, SwizzleMode),
     // Rank 2 with power-of-two extents: recognised from the layout's bases ([`tma_boxes`]).
     if let (2, Some(layout)) = (rank, tile.layout.as_ref().unwrap_or(&Layout::RowMajor).to_linear(box_shape[0] as u32, box_shape[1] as u32).ok()) {
         if let Some(boxes) = tma_boxes(&layout, box_shape[0] as u32, box_shape[1] as u32, elem_bytes) {
-            if boxes.panels > 1 {
-                return Err(format!(
-                    "the shared tile '{tile}' is {} column panels of {}x{} ({} swizzle): one TMA box per panel, which one 'nvgpu.tma.async.load' does not express",
-                    boxes.panels, boxes.rows, boxes.panel_cols, boxes.swizzle
-                ));
-            }
-            return Ok((boxes.box_shape().to_vec(), boxes.swizzle));
+            return Ok((boxes.box_shape().to_vec(), boxes.swizzle, boxes.panels));
         }
     }
     let swizzle = match &tile.layout {
@@ -209,7 +212,7 @@ fn box_of(global: &TileType, tile: &TileType) -> Result<(Vec<u64>, SwizzleMode),
             swizzle.span_bytes()
         ));
     }
-    Ok((box_shape, swizzle))
+    Ok((box_shape, swizzle, 1))
 }
 
 /// The tensor map of a TMA op (`None` for other ops and malformed ones).
@@ -217,7 +220,9 @@ pub fn op_tensor_map(func: &Func, id: OpId) -> Option<TensorMap> {
     let op = func.body.op(id);
     match AnyOp::from_op(op)? {
         AnyOp::TmaAsyncLoad(typed::TmaAsyncLoad { tensor, dst, .. }) => tensor_map_of(func, tensor, dst).ok(),
-        AnyOp::TmaAsyncStore(typed::TmaAsyncStore { src, tensor, .. }) => tensor_map_of(func, tensor, src).ok(),
+        AnyOp::TmaAsyncStore(typed::TmaAsyncStore { src, tensor, .. }) => {
+            tensor_map_and_panels(func, tensor, src).ok().filter(|&(_, panels)| panels == 1).map(|(map, _)| map)
+        }
         _ => None,
     }
 }
@@ -272,8 +277,8 @@ mod tests {
     fn boxes_and_swizzles() {
         let global = TileType::new(&[100, 72], ScalarType::F16, MemorySpace::Global);
         let sw128 = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 3, shift: 3 }, base: Box::new(Layout::RowMajor) };
-        assert_eq!(box_of(&global, &tile(&[64, 64], ScalarType::F16, Some(sw128.clone()))), Ok((vec![64, 64], SwizzleMode::B128)));
-        assert_eq!(box_of(&global, &tile(&[16, 8], ScalarType::F16, None)), Ok((vec![16, 8], SwizzleMode::None)));
+        assert_eq!(box_of(&global, &tile(&[64, 64], ScalarType::F16, Some(sw128.clone()))), Ok((vec![64, 64], SwizzleMode::B128, 1)));
+        assert_eq!(box_of(&global, &tile(&[16, 8], ScalarType::F16, None)), Ok((vec![16, 8], SwizzleMode::None, 1)));
         // 128-byte swizzle needs 128-byte rows; 4 f16 (8 bytes) is not a multiple of 16.
         assert!(box_of(&global, &tile(&[64, 32], ScalarType::F16, Some(sw128))).unwrap_err().contains("must be 128 bytes"));
         assert!(box_of(&global, &tile(&[8, 4], ScalarType::F16, None)).unwrap_err().contains("multiple of 16"));
@@ -318,9 +323,9 @@ mod tests {
         assert_eq!(tma_boxes(&Layout::ColMajor.to_linear(32, 64).unwrap(), 32, 64, 2), None);
         // More rows than a box has.
         assert_eq!(tma_boxes(&Layout::RowMajor.to_linear(512, 8).unwrap(), 512, 8, 2), None);
-        // box_of names the panels (one load per panel is not expressible in one op).
+        // box_of: one panel's box, two of them (one load per panel).
         let global = TileType::new(&[100, 200], ScalarType::F16, MemorySpace::Global);
-        assert!(box_of(&global, &tile(&[32, 128], ScalarType::F16, Some(layout))).unwrap_err().contains("2 column panels of 32x64 (128b swizzle)"));
+        assert_eq!(box_of(&global, &tile(&[32, 128], ScalarType::F16, Some(layout))), Ok((vec![32, 64], SwizzleMode::B128, 2)));
     }
 
     #[test]

@@ -449,6 +449,8 @@ pub(crate) trait EmitHopper {
     /// One `wgmma.mma_async.sync.aligned.m64nNkK` with B in shared memory and A in shared memory or, when
     /// `descriptor_a` is a vector, in registers (sm_90a; [`wgmma_register_a`]).
     fn warpgroup_mma(&mut self, op: &Operation, v: &typed::WarpgroupMma) -> Result<()>;
+    /// `elect.sync _|p, 0xffffffff` (sm_90): an `i1`, true in the warp's lowest lane.
+    fn elect_sync(&mut self, op: &Operation, v: &typed::ElectSync) -> Result<()>;
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (sm_90a): `increase` for `.inc`.
     fn setmaxnreg(&mut self, op: &Operation, increase: bool, count: u32) -> Result<()>;
     /// A TMA load through tensor map `map` ([`Kernel::tensor_maps`]); coordinates are in the tile's axis
@@ -620,6 +622,7 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         AnyOp::WarpgroupMma(v) => e.warpgroup_mma(op, &v),
         AnyOp::WgmmaCommitGroup(v) => e.wgmma_commit_group(op, &v),
         AnyOp::WgmmaWaitGroup(v) => e.wgmma_wait_group(op, &v),
+        AnyOp::ElectSync(v) => e.elect_sync(op, &v),
         AnyOp::SetMaxNRegInc(v) => e.setmaxnreg(op, true, v.count),
         AnyOp::SetMaxNRegDec(v) => e.setmaxnreg(op, false, v.count),
         AnyOp::TmaAsyncLoad(v) => {

@@ -720,10 +720,12 @@ define_ops! {
     // ---- nvgpu dialect: Hopper TMA (sm_90; issue 18), named and shaped like MLIR's `nvgpu.tma.*` ----------------
     TmaAsyncLoad = "nvgpu.tma.async.load" {
         operands: [tensor: One, coords: Variadic, barriers: One, mbar_id: One, dst: One, predicate: Optional],
-        attributes: [],
+        attributes: [
+            panel: u32 = 0 ; "Which box of `dst` the load fills: `dst` is one box, or the column panels of a wgmma operand (each one swizzle span wide, consecutive in memory), one box each.",
+        ],
         results: NONE,
         format: Some("$tensor[$coords] , $barriers[$mbar_id] to $dst { , predicate = $predicate }? attr-dict"),
-        summary: "TMA load (`cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`): copies the box of the global tile argument `tensor` at `coords` (one `index` per axis, the tile's axis order; may be negative or past the end: those elements are zero-filled) into the whole shared tile `dst`, in the swizzle mode of `dst`'s layout, and completes the box's bytes on barrier `mbar_id` (expect them with `arrive.expect_tx`). The tensor map (`tensor`, box = `dst`'s shape, swizzle) is a kernel parameter the launcher builds (`cuTensorMapEncodeTiled`); with `predicate = %p`, only the threads where it is true issue.",
+        summary: "TMA load (`cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`): copies the box of the global tile argument `tensor` at `coords` (one `index` per axis, the tile's axis order, the box's own origin; may be negative or past the end: those elements are zero-filled) into the shared tile `dst` (all of it, or its column panel `panel`, whose bytes start `panel` boxes after the tile's), in the swizzle mode of `dst`'s layout, and completes the box's bytes on barrier `mbar_id` (expect them with `arrive.expect_tx`: a tile of several panels needs one load per panel, the same barrier, all their bytes). The tensor map (`tensor`, box = `dst`'s shape or one panel's, swizzle) is a kernel parameter the launcher builds (`cuTensorMapEncodeTiled`); with `predicate = %p`, only the threads where it is true issue.",
     }
     TmaAsyncStore = "nvgpu.tma.async.store" {
         operands: [src: One, tensor: One, coords: Variadic, predicate: Optional],
@@ -796,6 +798,12 @@ define_ops! {
         results: ONE,
         format: Some("$descriptor_a , $descriptor_b , $matrix_c attr-dict : type(results)"),
         summary: "One `wgmma.mma_async.sync.aligned.m64nNkK` of the warpgroup: D = A (64xK) * B (KxN, from shared memory through `descriptor_b`) + C. A is read from shared memory through `descriptor_a` (an `index` made by `nvgpu.warpgroup.generate.descriptor`), or from registers (the RS form FlashAttention-3 uses for P·V): then `descriptor_a` is the thread's A fragment, `vector<4x2xf16>` / `vector<4x2xbf16>` (k16) or `vector<4x4xi8>` / `vector<4x4xu8>` (k32), in the layout `wgmma.m64k16.f16.a` (`tilec layout`: warp w of the warpgroup holds rows 16w..16w+15 as an mma.sync A fragment), always K-major. A and B are K-major unless `transposeA`/`transposeB` say MN-major (16-bit elements only), C and D the thread's N/2 accumulator elements (f32 for f16/bf16 inputs, s32 for s8/u8) in wgmma's D layout. Asynchronous: needs a `nvgpu.wgmma.fence` before (and after any write of C's or a register A's registers), and D is readable only after `nvgpu.wgmma.commit_group` and a `nvgpu.wgmma.wait_group` that completes it.",
+    }
+    ElectSync = "nvgpu.elect_sync" {
+        operands: [],
+        attributes: [],
+        results: ONE, format: Some("attr-dict : type(results)"),
+        summary: "An `i1`, true in exactly one lane of the warp, its lowest (`elect.sync _|p, 0xffffffff`, sm_90): every lane of the warp must execute it together. Thread 0 of a block is `warp_id == 0` and the elected lane of warp 0; ptxas then knows one lane issues what it predicates (a TMA load needs no loop over the active lanes).",
     }
     SetMaxNRegInc = "nvgpu.setmaxnreg.inc" {
         operands: [],

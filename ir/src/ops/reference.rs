@@ -14,7 +14,7 @@ impl OpKind {
     /// every other op lowers on every target.
     pub fn min_target(self) -> Target {
         match self {
-            OpKind::StMatrix => Target::Sm90,
+            OpKind::StMatrix | OpKind::ElectSync => Target::Sm90,
             // Hopper (issue 18): mbarrier's expect_tx and try_wait need sm_90; the group goes with them.
             OpKind::MBarrierCreate
             | OpKind::MBarrierInit

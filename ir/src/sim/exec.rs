@@ -580,6 +580,20 @@ impl Warp {
                 }
             }
             AnyOp::WarpId(_) => self.broadcast(op, mask, Val::Num(f64::from(self.id))),
+            AnyOp::ElectSync(_) => {
+                // elect.sync with the full member mask: every lane of the warp takes part.
+                if mask != u32::MAX {
+                    return Err(SimError::Unsupported {
+                        span: op.span,
+                        op: op.kind.name(),
+                        reason: format!("every lane of the warp must execute it together; active lanes {mask:#010x} (warp {})", self.id),
+                    });
+                }
+                let r = op.results[0];
+                for lane in lanes(mask) {
+                    self.set(r, lane, Val::Num(f64::from(u8::from(lane == mask.trailing_zeros()))));
+                }
+            }
             AnyOp::Dim(typed::Dim { source: src, axis }) => {
                 let axis = axis as usize;
                 for lane in lanes(mask) {

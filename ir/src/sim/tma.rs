@@ -20,7 +20,7 @@ use crate::body::Operation;
 use crate::data::round_to;
 use crate::layout::Layout;
 use crate::ops::typed;
-use crate::tma::{tensor_map_of, TensorMap};
+use crate::tma::{tensor_map_and_panels, TensorMap};
 use super::error::{LaneMask, SimError};
 use super::exec::{Ctx, Warp};
 use super::memory::MemRef;
@@ -36,16 +36,18 @@ struct BoxPlacement {
 }
 
 impl BoxPlacement {
-    /// Box element `k` lands at byte `mode.byte_swizzle()(k * e)`; the tile's layout says which element
-    /// that byte belongs to.
-    fn new(map: &TensorMap, layout: &Layout) -> Option<BoxPlacement> {
-        let shape = &map.box_shape;
-        let n: u64 = shape.iter().product();
+    /// Box `panel` of a tile of shape `shape` (one box, or column panels one box each, consecutive in
+    /// memory): its element `k` lands at byte `mode.byte_swizzle()(panel * box bytes + k * e)` of the tile
+    /// (the swizzle is a function of the address; the tile starts at a multiple of its repeat, and so does
+    /// each panel); the tile's layout says which element that byte belongs to.
+    fn new(map: &TensorMap, layout: &Layout, shape: &[u64], panel: u64) -> Option<BoxPlacement> {
+        let n: u64 = map.box_shape.iter().product();
         let e = u64::from(map.elem_bytes());
+        let all: u64 = shape.iter().product();
         // The tile's own layout, inverted: physical element offset -> logical position.
-        let mut by_physical = vec![usize::MAX; n as usize];
+        let mut by_physical = vec![usize::MAX; all as usize];
         let mut index = vec![0i64; shape.len()];
-        for logical in 0..n as usize {
+        for logical in 0..all as usize {
             let physical = layout.element_offset(shape, &index)?;
             *by_physical.get_mut(usize::try_from(physical).ok()?)? = logical;
             for axis in (0..shape.len()).rev() {
@@ -57,9 +59,10 @@ impl BoxPlacement {
             }
         }
         let swizzle = map.swizzle.byte_swizzle();
+        let start = panel * map.box_bytes();
         let positions = (0..n)
             .map(|k| {
-                let byte = u64::from(swizzle.apply(u32::try_from(k * e).ok()?));
+                let byte = u64::from(swizzle.apply(u32::try_from(start + k * e).ok()?));
                 by_physical.get((byte / e) as usize).copied().filter(|&p| p != usize::MAX)
             })
             .collect::<Option<Vec<usize>>>()?;
@@ -87,15 +90,16 @@ fn global_index(box_shape: &[u64], coords: &[i64], shape: &[usize], mut k: u64) 
 }
 
 impl Warp {
-    /// The tensor map, global argument and shared tile of a TMA op in `lane`, with the launch checks.
+    /// The tensor map, the number of boxes (column panels) of the shared tile, the global argument and the
+    /// shared tile of a TMA op in `lane`, with the launch checks.
     fn tma_operands(
         &self,
         ctx: &Ctx<'_>,
         op: &Operation,
         (tensor, shared): (crate::body::Value, crate::body::Value),
         lane: u32,
-    ) -> Result<(TensorMap, usize, usize), SimError> {
-        let map = tensor_map_of(ctx.func, tensor, shared).map_err(|m| error(self, ctx, op, m))?;
+    ) -> Result<(TensorMap, u64, usize, usize), SimError> {
+        let (map, panels) = tensor_map_and_panels(ctx.func, tensor, shared).map_err(|m| error(self, ctx, op, m))?;
         let (MemRef::Global(g), MemRef::Shared(s)) = (self.mem(ctx, op, tensor, lane)?, self.mem(ctx, op, shared, lane)?) else {
             return Err(error(self, ctx, op, "the tensor must be global and the tile shared".into()));
         };
@@ -123,7 +127,7 @@ impl Warp {
                 format!("the shared tile starts at byte {base}; TMA with the {} swizzle needs a multiple of {align}", map.swizzle),
             ));
         }
-        Ok((map, g, s))
+        Ok((map, panels, g, s))
     }
 
     /// The lane's coordinates, each a 32-bit integer.
@@ -138,16 +142,22 @@ impl Warp {
     /// `nvgpu.tma.async.load`.
     pub(super) fn tma_load(&mut self, ctx: &mut Ctx<'_>, op: &Operation, v: &typed::TmaAsyncLoad, mask: u32) -> Result<(), SimError> {
         for lane in self.predicated(ctx, op, v.predicate, mask)? {
-            let (map, g, s) = self.tma_operands(ctx, op, (v.tensor, v.dst), lane)?;
+            let (map, panels, g, s) = self.tma_operands(ctx, op, (v.tensor, v.dst), lane)?;
+            let panel = u64::from(v.panel);
+            if panel >= panels {
+                return Err(error(self, ctx, op, format!("the load fills panel {panel} of a shared tile of {panels}")));
+            }
             let coords = self.tma_coords(ctx, op, &v.coords, lane)?;
             let at = self.barrier(ctx, op, v.barriers, v.mbar_id, lane)?;
             let Some(phase) = ctx.mbarriers.state.get(&at).map(|b| b.phase()) else {
                 return Err(error(self, ctx, op, format!("lane {lane}: the load completes on barrier {} before 'nvgpu.mbarrier.init' initialized it", at.1)));
             };
-            let placement = BoxPlacement::new(&map, &ctx.shared.tiles[s].layout)
-                .ok_or_else(|| error(self, ctx, op, "the shared tile's layout does not hold the box".into()))?;
             let tile = &ctx.shared.tiles[s];
-            let bytes = (tile.base, tile.base + map.box_bytes());
+            let shape: Vec<u64> = tile.data.shape.iter().map(|&n| n as u64).collect();
+            let placement = BoxPlacement::new(&map, &tile.layout, &shape, panel)
+                .ok_or_else(|| error(self, ctx, op, "the shared tile's layout does not hold the box".into()))?;
+            let start = tile.base + panel * map.box_bytes();
+            let bytes = (start, start + map.box_bytes());
             if let Some(address) = ctx.shared.bulk_read_in(bytes) {
                 return Err(SimError::AsyncHazard { span: op.span, op: op.kind.name(), at: self.place(ctx), lane, address });
             }
@@ -182,11 +192,14 @@ impl Warp {
     /// `nvgpu.tma.async.store`.
     pub(super) fn tma_store(&mut self, ctx: &mut Ctx<'_>, op: &Operation, v: &typed::TmaAsyncStore, mask: u32) -> Result<(), SimError> {
         for lane in self.predicated(ctx, op, v.predicate, mask)? {
-            let (map, g, s) = self.tma_operands(ctx, op, (v.tensor, v.src), lane)?;
+            let (map, panels, g, s) = self.tma_operands(ctx, op, (v.tensor, v.src), lane)?;
+            if panels != 1 {
+                return Err(error(self, ctx, op, format!("a TMA store writes one box; the shared tile holds {panels} column panels")));
+            }
             let coords = self.tma_coords(ctx, op, &v.coords, lane)?;
-            let placement = BoxPlacement::new(&map, &ctx.shared.tiles[s].layout)
-                .ok_or_else(|| error(self, ctx, op, "the shared tile's layout does not hold the box".into()))?;
             let tile = &ctx.shared.tiles[s];
+            let placement = BoxPlacement::new(&map, &tile.layout, &map.box_shape, 0)
+                .ok_or_else(|| error(self, ctx, op, "the shared tile's layout does not hold the box".into()))?;
             let bytes = (tile.base, tile.base + map.box_bytes());
             if let Some((warp, address)) = ctx.shared.unfenced_in(bytes) {
                 return Err(error(
@@ -252,14 +265,35 @@ mod tests {
     fn box_lands_through_the_swizzle() {
         let map = TensorMap { arg: 0, elem: ScalarType::F16, rank: 2, box_shape: vec![8, 64], swizzle: SwizzleMode::B128 };
         let matching = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 3, shift: 3 }, base: Box::new(Layout::RowMajor) };
-        let p = BoxPlacement::new(&map, &matching).unwrap();
+        let p = BoxPlacement::new(&map, &matching, &[8, 64], 0).unwrap();
         assert!(p.positions.iter().enumerate().all(|(k, &pos)| k == pos));
-        let p = BoxPlacement::new(&map, &Layout::RowMajor).unwrap();
+        let p = BoxPlacement::new(&map, &Layout::RowMajor, &[8, 64], 0).unwrap();
         for r in 0..8usize {
             for c in 0..64usize {
                 // 8 f16 per 16-byte chunk: chunk c / 8 moves to (c / 8) ^ r.
                 let want = r * 64 + ((c / 8) ^ r) * 8 + c % 8;
                 assert_eq!(p.positions[r * 64 + c], want, "r={r} c={c}");
+            }
+        }
+    }
+
+    /// A 16x128 f16 tile in wgmma's two 16x64 column panels (128-byte mode): box (r, c) of panel 1 is the
+    /// tile's (r, 64 + c), and panel 0's box the tile's (r, c).
+    #[test]
+    fn panels_land_side_by_side() {
+        // offset bits 0..6: column 1..32 in the panel; 6..10: row 1..8; bit 10: the second panel.
+        let mut bases: Vec<Vec<u32>> = (0..6).map(|i| vec![0, 1 << i]).collect();
+        bases.extend((0..4).map(|i| vec![1 << i, 0]));
+        bases.push(vec![0, 64]);
+        let panels = tilec_layout::LinearLayout::new([("offset", bases)], [("row", 16), ("col", 128)]).unwrap();
+        let layout = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 3, shift: 3 }, base: Box::new(Layout::Linear(panels)) };
+        let map = TensorMap { arg: 0, elem: ScalarType::F16, rank: 2, box_shape: vec![16, 64], swizzle: SwizzleMode::B128 };
+        for panel in 0..2u64 {
+            let p = BoxPlacement::new(&map, &layout, &[16, 128], panel).unwrap();
+            for r in 0..16usize {
+                for c in 0..64usize {
+                    assert_eq!(p.positions[r * 64 + c], r * 128 + panel as usize * 64 + c, "panel {panel} r={r} c={c}");
+                }
             }
         }
     }

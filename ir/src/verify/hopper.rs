@@ -13,7 +13,8 @@
 //! the element types, and their tiles are `tile.alloc_shared` allocations, which the placement aligns to 1024
 //! bytes so that the swizzle the hardware applies to addresses is the one the tile's layout applies to offsets.
 //! TMA (`nvgpu.tma.async.load/store`): the tensor map follows from the global tile argument and the shared
-//! tile (`crate::tma`, whose limits the verifier reports at the op); a load completes on a barrier of a group.
+//! tile (`crate::tma`, whose limits the verifier reports at the op); a load completes on a barrier of a group
+//! and fills one of the tile's boxes (`panel` below the number of its column panels); a store reads a tile of one box.
 
 use crate::body::{Operation, Value};
 use crate::ops::typed::{self, AnyOp};
@@ -54,15 +55,27 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: &AnyOp) -> boo
                 v.error(op.span, format!("'{}' count must be a multiple of 8 in 24..=256, found {count}", op.kind));
             }
         }
+        AnyOp::ElectSync(_) => {
+            if v.result_type(op).is_some_and(|t| t != &Type::Scalar(ScalarType::I1)) {
+                v.error(op.span, format!("'{}' returns an i1", op.kind));
+            }
+        }
         AnyOp::WarpgroupGenerateDescriptor(d) => descriptor(v, op, d),
         AnyOp::WarpgroupMma(mma) => warpgroup_mma(v, op, mma),
         AnyOp::TmaAsyncLoad(load) => {
-            tensor_map(v, op, load.tensor, load.dst, &load.coords);
+            if let Some(panels) = tensor_map(v, op, load.tensor, load.dst, &load.coords) {
+                if u64::from(load.panel) >= panels {
+                    let what = if panels == 1 { "one box".to_string() } else { format!("{panels} column panels, one box each") };
+                    v.error(op.span, format!("'{}' fills panel {} of a shared tile of {what}", op.kind, load.panel));
+                }
+            }
             group(v, op, load.barriers, load.mbar_id);
             predicate(v, op, load.predicate);
         }
         AnyOp::TmaAsyncStore(store) => {
-            tensor_map(v, op, store.tensor, store.src, &store.coords);
+            if let Some(panels @ 2..) = tensor_map(v, op, store.tensor, store.src, &store.coords) {
+                v.error(op.span, format!("'{}' writes one box: its shared tile holds {panels} column panels", op.kind));
+            }
             predicate(v, op, store.predicate);
         }
         AnyOp::TmaWaitGroup(wait) if wait.num_groups > 7 => {
@@ -252,20 +265,26 @@ fn warpgroup_mma(v: &mut Verifier<'_>, op: &Operation, mma: &typed::WarpgroupMma
     }
 }
 
-/// A TMA op's tensor map ([`crate::tma::tensor_map_of`]: a global tile argument, a shared tile whose shape
-/// is the box and whose layout names the swizzle mode) and one `index` coordinate per axis.
-fn tensor_map(v: &mut Verifier<'_>, op: &Operation, tensor: Value, shared: Value, coords: &[Value]) {
-    match crate::tma::tensor_map_of(v.func, tensor, shared) {
-        Ok(map) => {
+/// A TMA op's tensor map ([`crate::tma::tensor_map_and_panels`]: a global tile argument, a shared tile whose
+/// shape, or one of whose column panels, is the box and whose layout names the swizzle mode) and one `index`
+/// coordinate per axis; the number of boxes the shared tile holds, when there is a map.
+fn tensor_map(v: &mut Verifier<'_>, op: &Operation, tensor: Value, shared: Value, coords: &[Value]) -> Option<u64> {
+    let panels = match crate::tma::tensor_map_and_panels(v.func, tensor, shared) {
+        Ok((map, panels)) => {
             if coords.len() != map.rank {
                 v.error(op.span, format!("'{}' needs {} coordinates (one per axis of the tensor), found {}", op.kind, map.rank, coords.len()));
             }
+            Some(panels)
         }
-        Err(message) => v.error(op.span, format!("'{}': {message}", op.kind)),
-    }
+        Err(message) => {
+            v.error(op.span, format!("'{}': {message}", op.kind));
+            None
+        }
+    };
     for &c in coords {
         scalar(v, op, c, ScalarType::Index, "a coordinate");
     }
+    panels
 }
 
 /// The `wgmma` instructions are warpgroup-wide (`.sync.aligned` over 4 warps): the kernel's warps must

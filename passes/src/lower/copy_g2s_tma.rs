@@ -1,12 +1,15 @@
-//! `tile.copy_g2s` → a TMA load (sm_90a, issue 18): one `nvgpu.tma.async.load` of the whole window, issued by
-//! thread 0, completing on an mbarrier, instead of every thread's cp.async chunks.
+//! `tile.copy_g2s` → TMA loads (sm_90a, issue 18): one `nvgpu.tma.async.load` per box of the window (one for
+//! a tile TMA writes as one box; one per column panel, `{panel = p}`, for a wgmma operand in column panels,
+//! such as a 32x128 f16 B as two 32x64 boxes), issued by thread 0, completing on an mbarrier, instead of every
+//! thread's cp.async chunks.
 //!
 //! # When
 //! The kernel attribute `copy_g2s` (`"tma"` / `"cp_async"`); without it TMA on sm_90a wherever it is legal,
 //! else cp.async with a remark saying why ([`Lowering::tma_illegal`], the one definition of legality; an
 //! explicit `"tma"` where it is not legal is an error at the copy). Legal: a rank-2 row-major global tile that
-//! is a kernel argument, into a `tile.alloc_shared` tile whose layout TMA writes as one box
-//! ([`tilec_ir::tma::tma_boxes`]: row-major, or a swizzle mode whose span is the row), rows aligned to 16
+//! is a kernel argument, into a `tile.alloc_shared` tile whose layout TMA writes as boxes
+//! ([`tilec_ir::tma::tma_boxes`]: row-major, a swizzle mode whose span is the row, or column panels one span
+//! wide under their mode), rows aligned to 16
 //! bytes (`global_alignment` 16, the default: the launch-time variant with narrower rows keeps cp.async,
 //! [`crate::lower::GLOBAL_ALIGNMENT_ATTR`]), and at most one enclosing `tile.for` (the mbarrier's phase parity
 //! follows from its induction variable). Edges need nothing: TMA zero-fills the part of the box outside the
@@ -15,15 +18,16 @@
 //! # What (one run of consecutive copies)
 //! One mbarrier per run (`nvgpu.mbarrier.create`, initialised for one arrival by thread 0 at the top of the
 //! kernel, then a barrier). Before the run's first TMA load, thread 0 does `arrive.expect_tx` with the run's
-//! total box bytes; each TMA copy is one load by thread 0; after the run every thread waits with
+//! total box bytes (every panel's of every copy); each TMA copy is one load per box by thread 0, panel `p` at
+//! column `col + p * panel width`; after the run every thread waits with
 //! `try_wait.parity` on the use's parity (0 outside loops; `((k - lb) / step) % 2` in a loop: the phase
 //! flips once per iteration), then the run's barrier as for cp.async (it is also what `software-pipeline`
 //! matches and replaces by its mbarrier ring). cp.async copies of the same run keep their group and wait.
 
 use tilec_ir::ops::kernel::CopyG2SMode;
 use tilec_ir::ops::CmpPredicate;
-use tilec_ir::tma::tensor_map_of;
-use tilec_ir::{typed, Diagnostic, Dim, MemorySpace, OpId, OpKind, ScalarType, Target, Type, TypedOp, Value};
+use tilec_ir::tma::{tensor_map_and_panels, tensor_map_of};
+use tilec_ir::{typed, Diagnostic, Dim, MemorySpace, OpId, OpKind, ScalarType, Target, TypedOp, Value};
 
 use super::copy_g2s::CopyTiles;
 use super::Lowering;
@@ -141,19 +145,25 @@ impl Lowering<'_> {
         Ok(())
     }
 
-    /// `tid == 0` (hoisted, once): the thread that issues the TMA loads.
+    /// Thread 0, the thread that issues the TMA loads, as `warp_id == 0 && elect_sync` (hoisted, once, at the
+    /// top of the kernel where every lane runs): the same thread as `tid == 0`, but ptxas knows that one lane
+    /// issues what the elected predicate guards, so a TMA load is one instruction; under `tid == 0` it loops
+    /// over the warp's active lanes, moving each one's operands into uniform registers, which cost
+    /// gemm_s8_128 (mma.sync, 255 registers) ~400 bytes of spills on sm_90a.
     pub(super) fn elected(&mut self) -> Value {
         if let Some(v) = self.elected {
             return v;
         }
-        let tid = self.thread_id();
+        let warp = self.warp_id();
         let zero = self.index(0);
-        let v = self.hoist_value(typed::Cmp { lhs: tid, rhs: zero, predicate: CmpPredicate::Eq }.into_spec().result(ScalarType::I1));
+        let warp0 = self.hoist_value(typed::Cmp { lhs: warp, rhs: zero, predicate: CmpPredicate::Eq }.into_spec().result(ScalarType::I1));
+        let lane = self.hoist_value(typed::ElectSync {}.into_spec().result(ScalarType::I1));
+        let v = self.hoisted_binary(BinaryArith::Min, warp0, lane);
         self.elected = Some(v);
         v
     }
 
-    /// The copy as one TMA load by thread 0 (after the run's `arrive.expect_tx`).
+    /// The copy as TMA loads by thread 0, one per box (after the run's `arrive.expect_tx`).
     pub(super) fn lower_copy_g2s_tma(&mut self, tiles: &CopyTiles, first_of_run: bool) -> Result<(), Diagnostic> {
         let Some(run) = self.tma_run else { return Err(Diagnostic::error(self.span, "internal: a TMA copy outside a run")) };
         self.war_barrier(tiles, first_of_run);
@@ -167,15 +177,28 @@ impl Lowering<'_> {
             self.emit(typed::MBarrierArriveExpectTx { barriers: run.barriers, mbar_id: zero, txcount: bytes, predicate: Some(first) }.into_spec());
             self.tma_run = Some(TmaRun { announced: true, ..run });
         }
-        let load = typed::TmaAsyncLoad {
-            tensor: tiles.src,
-            coords: tiles.indices.clone(),
-            barriers: run.barriers,
-            mbar_id: zero,
-            dst: tiles.dst,
-            predicate: Some(first),
+        let (map, panels) = tensor_map_and_panels(self.func, tiles.src, tiles.dst).map_err(|why| Diagnostic::error(self.span, format!("internal: a TMA copy without a tensor map: {why}")))?;
+        let (&[row, col], Some(&panel_cols)) = (tiles.indices.as_slice(), map.box_shape.last()) else {
+            return Err(Diagnostic::error(self.span, "internal: a TMA copy of a window that is not 2-D"));
         };
-        self.emit(load.into_spec());
+        for panel in 0..panels {
+            let col = if panel == 0 {
+                col
+            } else {
+                let offset = self.index((panel * panel_cols) as i64);
+                self.binary(BinaryArith::Add, col, offset)
+            };
+            let load = typed::TmaAsyncLoad {
+                tensor: tiles.src,
+                coords: vec![row, col],
+                barriers: run.barriers,
+                mbar_id: zero,
+                dst: tiles.dst,
+                predicate: Some(first),
+                panel: panel as u32,
+            };
+            self.emit(load.into_spec());
+        }
         Ok(())
     }
 
@@ -209,8 +232,8 @@ impl Lowering<'_> {
         if !self.use_tma(id, &tiles)? {
             return Ok(None);
         }
-        let Type::Tile(t) = self.ty(tiles.dst) else { return Ok(None) };
-        Ok(Some(tiles.rows * tiles.cols * u64::from(t.elem.bit_width() / 8)))
+        let (map, panels) = tensor_map_and_panels(self.func, tiles.src, tiles.dst).map_err(|why| Diagnostic::error(self.span, format!("internal: a TMA copy without a tensor map: {why}")))?;
+        Ok(Some(map.box_bytes() * panels))
     }
 }
 

@@ -88,7 +88,7 @@ impl<'f> Lowering<'f> {
         self.emit_value(op.spec(a, b).result(ty))
     }
 
-    fn hoisted_binary(&mut self, op: BinaryArith, a: Value, b: Value) -> Value {
+    pub(super) fn hoisted_binary(&mut self, op: BinaryArith, a: Value, b: Value) -> Value {
         let ty = self.ty(a).clone();
         self.hoist_value(op.spec(a, b).result(ty))
     }

@@ -11,11 +11,12 @@
 //! | `nvgpu.wgmma.fence` | `llvm.nvvm.wgmma.fence.sync.aligned` |
 //! | `nvgpu.wgmma.commit_group` | `llvm.nvvm.wgmma.commit_group.sync.aligned` |
 //! | `nvgpu.wgmma.wait_group` | `llvm.nvvm.wgmma.wait_group.sync.aligned(i64 numGroups)` |
+//! | `nvgpu.elect_sync` | `llvm.nvvm.elect.sync(i32 -1)`, its `i1` |
 //! | `nvgpu.setmaxnreg.inc/dec` | `llvm.nvvm.setmaxnreg.{inc,dec}.sync.aligned.u32(i32 count)` |
 //! | `nvgpu.warpgroup.generate.descriptor` | `ptrtoint` of the element's shared address, `(a & 0x3ffff) >> 4`, or'ed with the constant fields |
 //! | `nvgpu.warpgroup.mma` | inline PTX `wgmma.mma_async.sync.aligned.m64nNkK.{f32,s32}.A.B` (LLVM has no intrinsic for it; `spine::wgmma_asm`), C tied to D, A a descriptor or four `.b32` registers |
 //!
-//! | `nvgpu.tma.async.load` | `llvm.nvvm.cp.async.bulk.tensor.g2s.tile.<N>d(ptr addrspace(7) dst, ptr addrspace(3) mbar, ptr tmap, i32 x.., i16 0, i64 0, i1 false, i1 false, i32 0)` (no multicast, no cache hint, no cta_group), under a branch with `predicate` |
+//! | `nvgpu.tma.async.load` | `llvm.nvvm.cp.async.bulk.tensor.g2s.tile.<N>d(ptr addrspace(7) dst, ptr addrspace(3) mbar, ptr tmap, i32 x.., i16 0, i64 0, i1 false, i1 false, i32 0)` (no multicast, no cache hint, no cta_group; `dst` the tile, `panel` boxes on), under a branch with `predicate` |
 //! | `nvgpu.tma.async.store` | `llvm.nvvm.cp.async.bulk.tensor.s2g.tile.<N>d(ptr addrspace(3) src, ptr tmap, i32 x.., i64 0, i1 false)` |
 //! | `nvgpu.tma.commit_group` | `llvm.nvvm.cp.async.bulk.commit.group` |
 //! | `nvgpu.tma.wait_group` | `llvm.nvvm.cp.async.bulk.wait.group[.read](i32 N)` |
@@ -142,7 +143,13 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
     fn tma_async_load(&mut self, op: &Operation, v: &typed::TmaAsyncLoad, map: usize) -> Result<()> {
         let tmap = self.tensor_map_pointer(map)?;
         let bar = self.mbarrier_pointer(op, v.barriers, v.mbar_id)?;
-        let dst = self.memref(op, v.dst)?.base;
+        let mut dst = self.memref(op, v.dst)?.base;
+        if v.panel > 0 {
+            // Panel p's box starts p boxes after the tile.
+            let Some(m) = self.kernel.tensor_maps.get(map) else { return Err(super::internal("a kernel tensor map")) };
+            let offset = self.cx.i32_type().const_int(u64::from(v.panel) * m.box_bytes(), false);
+            dst = unsafe { self.builder.build_in_bounds_gep(self.cx.i8_type(), dst, &[offset], "")? };
+        }
         let cluster = self.cx.ptr_type(inkwell::AddressSpace::from(7u16));
         let dst = self.builder.build_address_space_cast(dst, cluster, "")?;
         let coords = self.tma_coords(op, &v.coords)?;
@@ -186,6 +193,17 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
     fn fence_proxy_async(&mut self, _op: &Operation) -> Result<()> {
         self.nvvm.call(&self.builder, "llvm.nvvm.fence.proxy.async.shared_cta", &[], &[])?;
         Ok(())
+    }
+
+    fn elect_sync(&mut self, op: &Operation, _v: &typed::ElectSync) -> Result<()> {
+        let all = self.cx.i32_type().const_all_ones();
+        let pair = self
+            .nvvm
+            .call(&self.builder, "llvm.nvvm.elect.sync", &[], &[all.into()])?
+            .ok_or_else(|| super::internal("elect.sync returns {i32, i1}"))?
+            .into_struct_value();
+        let elected = self.builder.build_extract_value(pair, 1, "")?;
+        self.set_result(op, elected)
     }
 
     fn setmaxnreg(&mut self, _op: &Operation, increase: bool, count: u32) -> Result<()> {

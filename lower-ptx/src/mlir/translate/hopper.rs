@@ -11,10 +11,11 @@
 //! | `nvgpu.wgmma.fence` | `nvvm.wgmma.fence.aligned` (upstream's nvgpu has no such op: its `warpgroup.mma` emits these) |
 //! | `nvgpu.wgmma.commit_group` | `nvvm.wgmma.commit.group.sync.aligned` |
 //! | `nvgpu.wgmma.wait_group` | `nvvm.wgmma.wait.group.sync.aligned N` |
+//! | `nvgpu.elect_sync` | `nvvm.elect.sync -> i1` |
 //! | `nvgpu.setmaxnreg.inc/dec` | `nvvm.setmaxregister increase/decrease N` |
 //! | `nvgpu.warpgroup.generate.descriptor` | the element's shared address (`memref.extract_aligned_pointer_as_index` + offset), `(a & 0x3ffff) >> 4`, or'ed with the constant fields, as `arith` on `i64` |
 //! | `nvgpu.warpgroup.mma` | `nvvm.wgmma.mma_async` (C and D as `!llvm.struct`), A `row` and B `col` (both K-major); A from registers: `llvm.inline_asm` of `spine::wgmma_asm` (NVVM's op takes A only through a descriptor) |
-//! | `nvgpu.tma.async.load` | `nvgpu.tma.async.load %desc[%x, ..], %group[%id] to %box` (upstream: `nvvm.cp.async.bulk.tensor.shared.cluster.global`) |
+//! | `nvgpu.tma.async.load` | `nvgpu.tma.async.load %desc[%x, ..], %group[%id] to %box` (`%box` the tile, or for `panel = p` a memref at offset p boxes; upstream: `nvvm.cp.async.bulk.tensor.shared.cluster.global`) |
 //! | `nvgpu.tma.async.store` | `nvgpu.tma.async.store %box to %desc[%x, ..]` (upstream: `nvvm.cp.async.bulk.tensor.global.shared.cta`) |
 //! | `nvgpu.tma.commit_group` | `nvvm.cp.async.bulk.commit.group` |
 //! | `nvgpu.tma.wait_group` | `nvvm.cp.async.bulk.wait_group N` (`{read}`) |
@@ -57,22 +58,30 @@ fn group(t: &mut FuncEmitter<'_>, op: &Operation, bars: Value) -> Result<(String
     Ok((g, group_ty))
 }
 
-/// The tensor map `map` as a descriptor value, its type, and the shared tile `shared` as a memref of the box's
-/// shape (and that type).
-fn tma_operands(t: &mut FuncEmitter<'_>, op: &Operation, map: usize, shared: Value) -> Result<(String, String, String, String)> {
+/// The tensor map `map` as a descriptor value, its type, and box `panel` of the shared tile `shared` (the
+/// whole tile, or one of its column panels, `panel` boxes after its start) as a memref of the box's shape
+/// (and that type).
+fn tma_operands(t: &mut FuncEmitter<'_>, op: &Operation, map: usize, shared: Value, panel: u32) -> Result<(String, String, String, String)> {
     let Some(m) = t.kernel.tensor_maps.get(map).cloned() else { return Err(super::internal("a kernel tensor map")) };
     let elem = super::types::scalar_type(m.elem).ok_or_else(|| super::internal("TMA elements are addressable"))?;
     let dims: Vec<String> = m.box_shape.iter().map(u64::to_string).collect();
-    let box_ty = format!("memref<{}x{elem}, {WORKGROUP}>", dims.join("x"));
     let mut strides = vec![1u64; m.box_shape.len()];
     for axis in (0..m.box_shape.len().saturating_sub(1)).rev() {
         strides[axis] = strides[axis + 1] * m.box_shape[axis + 1];
     }
     let strides: Vec<String> = strides.iter().map(u64::to_string).collect();
+    // Panel p: the box's elements start p boxes into the tile (a strided memref with that offset, which
+    // the upstream lowering adds to the destination address).
+    let offset = u64::from(panel) * m.box_shape.iter().product::<u64>();
+    let box_ty = if offset == 0 {
+        format!("memref<{}x{elem}, {WORKGROUP}>", dims.join("x"))
+    } else {
+        format!("memref<{}x{elem}, strided<[{}], offset: {offset}>, {WORKGROUP}>", dims.join("x"), strides.join(", "))
+    };
     let flat = t.memref(op, shared)?;
     let (flat_name, flat_ty) = (flat.base.name.clone(), flat.base.ty.clone());
     let boxed = t.emit(&format!(
-        "memref.reinterpret_cast {flat_name} to offset: [0], sizes: [{}], strides: [{}] : {flat_ty} to {box_ty}",
+        "memref.reinterpret_cast {flat_name} to offset: [{offset}], sizes: [{}], strides: [{}] : {flat_ty} to {box_ty}",
         dims.join(", "),
         strides.join(", ")
     ));
@@ -82,7 +91,7 @@ fn tma_operands(t: &mut FuncEmitter<'_>, op: &Operation, map: usize, shared: Val
         tilec_ir::layout::SwizzleMode::B64 => "swizzle_64b",
         tilec_ir::layout::SwizzleMode::B128 => "swizzle_128b",
     };
-    let desc_ty = format!("!nvgpu.tensormap.descriptor<tensor = {box_ty}, swizzle = {swizzle}, l2promo = none, oob = zero, interleave = none>");
+    let desc_ty = format!("!nvgpu.tensormap.descriptor<tensor = memref<{}x{elem}, {WORKGROUP}>, swizzle = {swizzle}, l2promo = none, oob = zero, interleave = none>", dims.join("x"));
     let param = t.tensor_maps.get(&map).cloned().ok_or_else(|| super::internal("every tensor map is bound to its parameter"))?;
     let desc = t.emit(&format!("builtin.unrealized_conversion_cast {param} : !llvm.ptr to {desc_ty}"));
     Ok((desc, desc_ty, boxed, box_ty))
@@ -149,7 +158,7 @@ impl EmitHopper for FuncEmitter<'_> {
     }
 
     fn tma_async_load(&mut self, op: &Operation, v: &typed::TmaAsyncLoad, map: usize) -> Result<()> {
-        let (desc, desc_ty, boxed, box_ty) = tma_operands(self, op, map, v.dst)?;
+        let (desc, desc_ty, boxed, box_ty) = tma_operands(self, op, map, v.dst, v.panel)?;
         let (g, gty) = group(self, op, v.barriers)?;
         let id = self.name(op, v.mbar_id)?;
         let coords = tma_coords(self, op, &v.coords)?;
@@ -159,7 +168,7 @@ impl EmitHopper for FuncEmitter<'_> {
     }
 
     fn tma_async_store(&mut self, op: &Operation, v: &typed::TmaAsyncStore, map: usize) -> Result<()> {
-        let (desc, desc_ty, boxed, box_ty) = tma_operands(self, op, map, v.src)?;
+        let (desc, desc_ty, boxed, box_ty) = tma_operands(self, op, map, v.src, 0)?;
         let coords = tma_coords(self, op, &v.coords)?;
         let p = predicate(self, op, v.predicate)?;
         self.line(&format!("nvgpu.tma.async.store {boxed} to {desc}[{coords}]{p} : {box_ty} -> {desc_ty}"));
@@ -180,6 +189,11 @@ impl EmitHopper for FuncEmitter<'_> {
     fn fence_proxy_async(&mut self, _op: &Operation) -> Result<()> {
         self.line("nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}");
         Ok(())
+    }
+
+    fn elect_sync(&mut self, op: &Operation, _v: &typed::ElectSync) -> Result<()> {
+        let p = self.emit("nvvm.elect.sync -> i1");
+        self.set_result(op, p)
     }
 
     fn setmaxnreg(&mut self, _op: &Operation, increase: bool, count: u32) -> Result<()> {
