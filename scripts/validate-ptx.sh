@@ -52,7 +52,8 @@ declare -A SPILL_ALLOWED=(
   # 0.90x FlashAttention-2, README "Attention"): 32 query rows per warp keep Q, S, P and the O accumulator of
   # 32 x D in registers at 255 per thread, and ptxas spills a few values (the causal loop's extra block bounds).
   # Fix with the per-k-step K/V fragment loads the attention notes describe, not by a smaller block (slower).
-  ["attention_fwd_causal sm_80 llvm"]="8/8" ["attention_fwd_causal sm_90 llvm"]="60/100"
+  # (LLVM backend: 60/100 and sm_80 8/8 before NVPTX's speculative execution was limited, README "Compile time".)
+  ["attention_fwd_causal sm_90 llvm"]="16/84"
   ["attention_fwd_causal sm_90 mlir"]="44/52"
   # (On sm_90a both of its mmas are wgmma, Q, K and V stay in shared memory: 192 registers, no spill.)
 )

@@ -31,8 +31,21 @@ pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
 /// only prologue and C-store address arithmetic changes, yet on the H100 the 8192³ GEMMs ran 2.5–4% slower
 /// (min time; cuBLAS in the same runs within 0.3%), measured twice on 2026-11-24 (`-O1` against `-O3`, and
 /// this flag against none: docs/bench-no-slsr-2026-11-24.jsonl), while 4096³ was unchanged. Until the
-/// lowering emits what SLSR produces for those kernels, kernel speed wins over the ~150 ms it costs.
-const CODEGEN_OPTIONS: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr"];
+/// lowering emits what SLSR produces for those kernels, kernel speed wins over what it costs.
+///
+/// `-spec-exec-max-speculation-cost=2` (LLVM's default is 7): most of SLSR's cost was the input that
+/// NVPTX's speculative execution (`SpeculativeExecutionPass`, run just before SLSR) gave it, not SLSR's
+/// rewriting. That pass hoisted the address arithmetic of every masked store out of its `if` block into the
+/// block before, leaving the epilogue's 192 masked C stores of `gemm.tir` as one chain of blocks, each
+/// dominating the next, full of address candidates of one SLSR key; for each delta it could reuse, SLSR
+/// asks ScalarEvolution whether it may be poison (`canReuseInstruction`), which walks that dominator chain:
+/// 1.37 of the 2.82 G instructions of a cold `gemm.tir` compile (callgrind). Hoisting only blocks whose
+/// speculated instructions cost at most 2 keeps most of that arithmetic in its store's block. Not hoisting at
+/// all (`-spec-exec-max-not-hoisted=0`, or cost 1) is cheaper still but makes ptxas spill 64-72 bytes in
+/// every 255-register GEMM at sm_90; cost 2 spills nowhere more than before (every example, ptxas 13, sm_90;
+/// the causal attention kernel 60 -> 16 bytes). The PTX changes only in the epilogues' address arithmetic.
+/// GPU-checked: README "Compile time".
+const CODEGEN_OPTIONS: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr", c"-spec-exec-max-speculation-cost=2"];
 
 /// Parses [`CODEGEN_OPTIONS`] once per process, when the first target machine above `-O0` is created (LLVM's
 /// options are process globals that can be parsed only once; `-O0` machines, such as the one the
