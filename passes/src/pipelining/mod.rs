@@ -56,6 +56,27 @@
 //! race detector checks it: `tests/lit/sim/tma-ring.test`). Empty barriers pay off with a producer warp, which
 //! this pass does not build.
 //!
+//! # wgmma: one group in flight
+//! A body whose compute part is a wgmma chain as `lower-tile-to-nvgpu` makes it (flatten the carried fragments,
+//! `wgmma.fence`, the wgmmas, `commit_group`, `wait_group 0`, regroup: [`wgmma_in_flight`]) keeps one wgmma
+//! group in flight, as CUTLASS's sm90 mainloop does (`warpgroup_wait<1>` before releasing the stage the previous
+//! k-step read). The loop carries wgmma's accumulator vectors (flattened once before the loop, regrouped once
+//! after `wait_group 0` behind it), and iteration `i`, reading stage `i % S`, is
+//! ```text
+//! wait for stage i % S (cp.async groups: all but the S-2 newest; mbarrier i % S at the parity of the round)
+//! [fence.proxy.async]   [barrier: only with cp.async or synchronous copies, which a barrier makes visible]
+//! wgmma.fence; the wgmmas of iteration i, chained on the carried (perhaps pending) D; commit_group
+//! wait_group 1          the group of iteration i-1 retires (iteration i's stays in flight)
+//! barrier               every warpgroup has retired its group i-1: stage (i-1) % S is read by nobody
+//! refill stage (i-1) % S = (i+S-1) % S with iteration i+S-1 (TMA: thread 0, predicated on k < ub)
+//! ```
+//! The prefetch distance stays `S-1` iterations and the prologue fills stages `0 .. S-2`, as above; only the
+//! refill moves behind the wgmmas, `wait_group 1` and its barrier. With `S = 2` the refill of iteration `i+1`
+//! is issued while the group of `i` runs. The simulator holds a wgmma's shared reads until a `wait_group`
+//! retires its group, so a refill of a stage whose group is still in flight is an error there
+//! (`tests/lit/sim/wgmma-ring.test`). A wgmma body of another shape, or with register fragments loaded ahead (an
+//! mma.sync schedule), keeps the ring above with `wait_group 0` in the body.
+//!
 //! Stages: the pass option `stages=N` (2..=8), else the function attribute `pipeline_stages`, else
 //! [`DEFAULT_STAGES`] or, where that many would not fit the target's shared memory per block, the most
 //! that fit ([`stages_that_fit`]; a remark says so). A loop that does not match is left alone (a remark says why when it had copies;
@@ -84,6 +105,9 @@ use tilec_ir::ops::BinaryArith;
 use crate::kernel_attrs::kernel_attrs;
 use crate::lower::GLOBAL_ALIGNMENT_ATTR;
 use crate::options::PassOptions;
+
+mod wgmma_in_flight;
+use wgmma_in_flight::WgmmaCarry;
 
 /// Stages when neither the pass option nor the function attribute says.
 pub const DEFAULT_STAGES: u32 = 4;
@@ -767,6 +791,8 @@ struct Ring<'p> {
     /// With TMA loads: the group of `S` mbarriers (barrier `s` for stage `s`) and the stage numbers as
     /// `index` constants.
     mbarriers: Option<(Value, Vec<Value>)>,
+    /// With wgmma accumulators carried in the wgmma layout: one group stays in flight ([`wgmma_in_flight`]).
+    carry: Option<WgmmaCarry>,
 }
 
 impl Ring<'_> {
@@ -878,6 +904,9 @@ impl Ring<'_> {
     /// wait for them, barrier, prefetch iteration `k + (S-1)*step` into the stage freed last iteration,
     /// compute. `carried` are the values of the loop-carried variables; returns their next values.
     fn iteration(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, carried: &[Value]) -> Vec<Value> {
+        if let Some(carry) = &self.carry {
+            return self.iteration_in_flight(func, at, carry, k, stage, carried);
+        }
         let s = self.stages as usize;
         let block_args = func.body.block(self.plan.body).args.clone();
         let mut map: HashMap<Value, Value> = HashMap::new();
@@ -902,6 +931,54 @@ impl Ring<'_> {
             at.clone_op(func, o, &mut map);
         }
         self.plan.yielded.iter().map(|v| *map.get(v).unwrap_or(v)).collect()
+    }
+
+    /// One iteration keeping one wgmma group in flight (module docs, "wgmma"): wait for stage `stage`, a
+    /// barrier only where cp.async (or synchronous) copies need one to be visible to every warp, the compute part
+    /// with the accumulators carried in the wgmma layout (`carried` holds those D vectors, perhaps pending)
+    /// and `wait_group 1` (the previous iteration's group retires), a barrier (every warpgroup has retired
+    /// it), then the refill of the stage that group read, `(stage - 1) % S`, with iteration `k + (S-1)*step`.
+    fn iteration_in_flight(&self, func: &mut Func, at: &Emitter, carry: &WgmmaCarry, k: Value, stage: usize, carried: &[Value]) -> Vec<Value> {
+        let s = self.stages as usize;
+        let block_args = func.body.block(self.plan.body).args.clone();
+        let mut map: HashMap<Value, Value> = HashMap::new();
+        for (&a, &c) in block_args[1..].iter().zip(carried) {
+            map.insert(a, c);
+        }
+        for acc in &carry.accs {
+            map.insert(acc.flat, carried[acc.index]);
+        }
+        self.wait(func, at, k, stage);
+        if self.plan.has_async_wait {
+            at.emit(func, OpSpec::new(OpKind::Barrier));
+        }
+        map.insert(self.iv, k);
+        for &o in &self.plan.address {
+            at.clone_op(func, o, &mut map);
+        }
+        let pf_map = map.clone();
+        for (&tile, allocs) in &self.allocs {
+            map.insert(tile, allocs[stage]);
+        }
+        for &o in &self.plan.post {
+            if carry.dropped.contains(&o) {
+                continue;
+            }
+            if o == carry.wait {
+                at.emit(func, typed::WgmmaWaitGroup { num_groups: 1 }.into_spec());
+                continue;
+            }
+            at.clone_op(func, o, &mut map);
+        }
+        at.emit(func, OpSpec::new(OpKind::Barrier));
+        let ahead = at.add_steps(func, k, self.stages - 1, self.step);
+        let mut pf_map = pf_map;
+        self.copies(func, at, ahead, (stage + s - 1) % s, &mut pf_map);
+        let mut out: Vec<Value> = self.plan.yielded.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+        for acc in &carry.accs {
+            out[acc.index] = *map.get(&acc.d).unwrap_or(&acc.d);
+        }
+        out
     }
 
     /// The phase-0 fragment loads of the iteration at `k` (tiles in `stage`); returns the carried outputs.
@@ -1056,7 +1133,9 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let one = pro.constant(func, 1);
     let frag = if fragments_ahead { fragment_plan(func, plan) } else { None };
     let mbarriers = plan.mbarrier.as_ref().map(|m| mbarrier_group(func, m, s));
-    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag, lb, mbarriers };
+    // Register fragments loaded ahead are an mma.sync schedule; a wgmma body keeps a group in flight instead.
+    let carry = if frag.is_none() { wgmma_in_flight::plan(func, plan) } else { None };
+    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag, lb, mbarriers, carry };
 
     // 2. Trip counts: T iterations, the unrolled loop runs T - T % S of them.
     let span_v = pro.binary(func, BinaryArith::Sub, ub, lb);
@@ -1087,8 +1166,22 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let frag_tys: Vec<Type> = frags.iter().map(|&v| func.body.ty(v).clone()).collect();
     let n_carried = lop.results.len();
 
+    // With a wgmma group in flight, the loop carries the accumulators in the wgmma layout: flattened once here.
+    let mut inits: Vec<Value> = plan.header.inits.clone();
+    let mut carried_tys: Vec<Type> = lop.results.iter().map(|&r| func.body.ty(r).clone()).collect();
+    if let Some(carry) = &ring.carry {
+        let args = func.body.block(plan.body).args.clone();
+        for acc in &carry.accs {
+            let mut map = HashMap::from([(args[acc.index + 1], inits[acc.index])]);
+            for &o in &acc.flatten {
+                pro.clone_op(func, o, &mut map);
+            }
+            inits[acc.index] = *map.get(&acc.flat).unwrap_or(&inits[acc.index]);
+            carried_tys[acc.index] = WgmmaCarry::flat_type(func, acc);
+        }
+    }
+
     // 4. The main loop, unrolled S times: stage j in copy j.
-    let carried_tys: Vec<Type> = lop.results.iter().map(|&r| func.body.ty(r).clone()).collect();
     let main_block = func.body.new_block();
     let iv_name = func.body.value(iv).name.clone();
     let k0 = func.body.add_block_arg(main_block, Type::INDEX, iv_name, Span::UNKNOWN);
@@ -1102,7 +1195,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     }
     let yielded: Vec<Value> = carried.iter().chain(&fr).copied().collect();
     inner.emit(func, typed::Yield { values: yielded }.into_spec());
-    let inits: Vec<Value> = plan.header.inits.iter().chain(&frags).copied().collect();
+    let inits: Vec<Value> = inits.iter().chain(&frags).copied().collect();
     let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None }.into_spec().region(main_block).span(span);
     spec.result_types = all_tys.clone();
     spec.attrs = lop.attrs.clone();
@@ -1129,6 +1222,18 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     // Nothing in flight after the loop (TMA loads are issued only for iterations that wait for them).
     if plan.has_async_wait {
         pro.wait(func, 0);
+    }
+    // The last wgmma group retires; the accumulators are regrouped into the loop's fragments.
+    if let Some(carry) = &ring.carry {
+        pro.emit(func, typed::WgmmaWaitGroup { num_groups: 0 }.into_spec());
+        for acc in &carry.accs {
+            let y = plan.yielded[acc.index];
+            let mut map = HashMap::from([(acc.d, results[acc.index])]);
+            for &o in &acc.regroup {
+                pro.clone_op(func, o, &mut map);
+            }
+            results[acc.index] = *map.get(&y).unwrap_or(&results[acc.index]);
+        }
     }
 
     for (i, &old) in lop.results.iter().enumerate() {
