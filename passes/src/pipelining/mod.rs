@@ -53,8 +53,9 @@
 //! mbarriers: the barrier is there anyway (it orders the cp.async copies' visibility, and the fragments-ahead
 //! schedule reads the next stage right after it), all warps both produce and consume here (no warp
 //! specialization), and a TMA load issued after a barrier that follows the reads is ordered after them (the
-//! race detector checks it: `tests/lit/sim/tma-ring.test`). Empty barriers pay off with a producer warp, which
-//! this pass does not build.
+//! race detector checks it: `tests/lit/sim/tma-ring.test`). Empty barriers pay off with a producer warp: the kernel
+//! attribute `warp_specialize = true` builds one ([`warp_specialized`]: full and empty rings, no CTA barrier in
+//! the k-loop).
 //!
 //! # wgmma: one group in flight
 //! A body whose compute part is a wgmma chain as `lower-tile-to-nvgpu` makes it (flatten the carried fragments,
@@ -106,6 +107,7 @@ use crate::kernel_attrs::kernel_attrs;
 use crate::lower::GLOBAL_ALIGNMENT_ATTR;
 use crate::options::PassOptions;
 
+mod warp_specialized;
 mod wgmma_in_flight;
 use wgmma_in_flight::WgmmaCarry;
 
@@ -201,6 +203,12 @@ impl crate::Pass for SoftwarePipeline {
                 Some(on) => on,
                 None => kernel_attrs(func)?.fragments_ahead.unwrap_or(true),
             };
+            let attrs = kernel_attrs(func)?;
+            let specialize = attrs.warp_specialize.unwrap_or(false).then_some(attrs.num_warps);
+            if specialize.is_some() {
+                warp_specialize_func(func, stages)?;
+                continue;
+            }
             for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit) {
                 // Asked for by the kernel (or the pass option) and not done: the user must hear it.
                 if explicit {
@@ -284,6 +292,40 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
         }
     }
     skipped
+}
+
+/// Warp-specializes the k-loop of a kernel with `warp_specialize = true` ([`warp_specialized`]): exactly one
+/// loop with copies, which must match the ring and meet [`warp_specialized::legality`]; anything else is an
+/// error at the loop (or the kernel), since the kernel asked for it.
+fn warp_specialize_func(func: &mut Func, stages: u32) -> Result<(), Diagnostic> {
+    let num_warps = kernel_attrs(func)?.num_warps;
+    let mut loops = Vec::new();
+    func.body.walk(func.entry, &mut |op| loops.push(op));
+    loops.retain(|&op| func.body.op(op).kind == OpKind::For);
+    let mut plans = Vec::new();
+    for l in loops {
+        let span = func.body.op(l).span;
+        let stages = loop_stages(func, l).unwrap_or(stages);
+        match analyze(func, l) {
+            Ok(Some(plan)) => plans.push((l, plan, stages)),
+            Ok(None) => {}
+            Err(why) => return Err(Diagnostic::error(span, format!("warp_specialize = true: this loop cannot be warp-specialized: {why}"))),
+        }
+    }
+    let [(l, plan, stages)] = &plans[..] else {
+        return Err(Diagnostic::error(
+            func.span,
+            format!("warp_specialize = true: the kernel must have exactly one k-loop with copies, not {}", plans.len()),
+        ));
+    };
+    let span = func.body.op(*l).span;
+    if *stages < 2 {
+        return Err(Diagnostic::error(span, format!("warp_specialize = true needs {STAGES_ATTR} of at least 2, not {stages}")));
+    }
+    let carry = warp_specialized::legality(func, *l, plan, num_warps)
+        .map_err(|why| Diagnostic::error(span, format!("warp_specialize = true: this loop cannot be warp-specialized: {why}")))?;
+    warp_specialized::transform(func, *l, plan, carry, *stages, num_warps);
+    Ok(())
 }
 
 /// A loop's own stage count (its `pipeline_stages` attribute), if it has one.
@@ -800,9 +842,22 @@ impl Ring<'_> {
     /// only where `k < ub` (zero-filling otherwise); then one commit. `map` holds the values the body's
     /// values stand for (the induction variable is mapped to `k` here).
     fn copies(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, map: &mut HashMap<Value, Value>) {
+        self.copies_part(func, at, k, stage, map, true, true);
+    }
+
+    /// [`Ring::copies`], leaving out the TMA loads and their arrive unless `tma`, and the commit unless `commit`
+    /// (warp specialization runs the cp.async part once per block of 128 producer threads). A
+    /// `nvgpu.thread_id` or `nvgpu.warp_id` whose result `map` already gives is not cloned.
+    #[allow(clippy::too_many_arguments)]
+    fn copies_part(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, map: &mut HashMap<Value, Value>, tma: bool, commit: bool) {
         map.insert(self.iv, k);
         let valid = at.cmp(func, CmpPredicate::Lt, k, self.ub);
         for &o in &self.plan.pre {
+            let kind = func.body.op(o).kind;
+            let renumbered = matches!(kind, OpKind::ThreadId | OpKind::WarpId) && func.body.op(o).results.iter().all(|r| map.contains_key(r));
+            if renumbered || (!tma && matches!(kind, OpKind::TmaAsyncLoad | OpKind::MBarrierArriveExpectTx)) {
+                continue;
+            }
             let view = AnyOp::from_op(func.body.op(o));
             let mapped = |map: &HashMap<Value, Value>, v: Value| *map.get(&v).unwrap_or(&v);
             // What makes a copy of an iteration past the end read nothing: a cp.async's element count, or a
@@ -864,7 +919,7 @@ impl Ring<'_> {
                 }
             }
         }
-        if self.plan.has_async_wait {
+        if self.plan.has_async_wait && commit {
             at.emit(func, OpSpec::new(OpKind::DeviceAsyncCreateGroup));
         }
     }
@@ -1095,17 +1150,11 @@ fn mbarrier_group(func: &mut Func, m: &MbarrierUse, stages: i64) -> (Value, Vec<
     (m.barriers, ids)
 }
 
+/// One allocation per stage and copied tile, stage 0 the original, each placed after the one before and named
+/// after the tile (`%sa`, `%sa_stage1`, ...).
 // Invariant: `plan.tiles` are results of placed `tile.alloc_shared` ops (`LoopPlan` only accepts those).
 #[allow(clippy::expect_used)]
-fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_ahead: bool) {
-    let s = stages as i64;
-    let lop = func.body.op(l).clone();
-    let span = lop.span;
-    let typed::For { lower: lb, upper: ub, step, .. } = plan.header;
-    let iv = func.body.block(plan.body).args[0];
-    let pro = Emitter::before(l, span);
-
-    // 1. One allocation per stage and copied tile (stage 0 is the original).
+fn stage_allocs(func: &mut Func, plan: &LoopPlan, s: i64) -> HashMap<Value, Vec<Value>> {
     let mut allocs: HashMap<Value, Vec<Value>> = HashMap::new();
     for &(tile, _) in &plan.tiles {
         let def = func.body.defining_op(tile).expect("an alloc");
@@ -1129,6 +1178,21 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         }
         allocs.insert(tile, list);
     }
+    allocs
+}
+
+// Invariant: `plan.tiles` are results of placed `tile.alloc_shared` ops (`LoopPlan` only accepts those).
+#[allow(clippy::expect_used)]
+fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_ahead: bool) {
+    let s = stages as i64;
+    let lop = func.body.op(l).clone();
+    let span = lop.span;
+    let typed::For { lower: lb, upper: ub, step, .. } = plan.header;
+    let iv = func.body.block(plan.body).args[0];
+    let pro = Emitter::before(l, span);
+
+    // 1. One allocation per stage and copied tile (stage 0 is the original).
+    let allocs = stage_allocs(func, plan, s);
     let zero = pro.constant(func, 0);
     let one = pro.constant(func, 1);
     let frag = if fragments_ahead { fragment_plan(func, plan) } else { None };
