@@ -86,6 +86,11 @@ BENCH_SM90A=(
   examples/gemm_bf16_256x128.tir:4096,4096,4096
   examples/gemm_bf16_256x128.tir:8192,8192,8192
   examples/gemm_s8_b_col.tir:4096,4096,4096
+  # The Hopper configurations (256x128x64, 8 warps, 4 stages, wgmma; scripts/bench-hopper.sh has every shape).
+  examples/gemm_hopper.tir:4096,4096,4096
+  examples/gemm_hopper.tir:8192,8192,8192
+  examples/gemm_bf16_hopper.tir:4096,4096,4096
+  examples/gemm_bf16_hopper.tir:8192,8192,8192
 )
 
 # prepare_seeds TILEC: the seed's inputs and printed outputs into $DEV/seed-inputs/seed_X/, a bundle per program.
@@ -184,7 +189,19 @@ prepare)
     "$TILEC" bundle examples/gemm_256x128.tir -o "$DEV/$out/wgmma_gemm_256x128_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_bf16_256x128.tir -o "$DEV/$out/wgmma_gemm_bf16_256x128_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_s8_b_col.tir -o "$DEV/$out/wgmma_gemm_s8_b_col_67x45x38" --shape 67,45,38 "${h[@]}"
+    # The Hopper configurations (examples/gemm_hopper.tir, gemm_bf16_hopper.tir: 256x128x64 over two warpgroups,
+    # 4 stages), ragged in M, N and K (a partial k-step) and at odd sizes (synchronous copies).
+    "$TILEC" bundle examples/gemm_hopper.tir -o "$DEV/$out/wgmma_gemm_hopper_300x200x136" "${h[@]}"
+    "$TILEC" bundle examples/gemm_hopper.tir -o "$DEV/$out/wgmma_gemm_hopper_261x133x67" --shape 261,133,67 "${h[@]}"
+    "$TILEC" bundle examples/gemm_bf16_hopper.tir -o "$DEV/$out/wgmma_gemm_bf16_hopper_300x200x136" "${h[@]}"
+    "$TILEC" bundle examples/gemm_bf16_hopper.tir -o "$DEV/$out/wgmma_gemm_bf16_hopper_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/wgmma_gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${h[@]}"
+    # The flash-attention forward on sm_90a: S = Q·Kᵀ by wgmma from shared Q and K, O += P·V by wgmma with P
+    # from registers (the RS form) and V MN-major from shared memory; ragged S (masked last key block), d 64
+    # and 128, causal.
+    "$TILEC" bundle examples/attention_fwd.tir -o "$DEV/$out/wgmma_attention_fwd_2x100x64" --arg Q=2x100x64 --arg K=2x100x64 --arg V=2x100x64 --arg O=2x100x64 "${h[@]}"
+    "$TILEC" bundle examples/attention_fwd.tir --param D=128 -o "$DEV/$out/wgmma_attention_fwd_d128_2x300x128" --arg Q=2x300x128 --arg K=2x300x128 --arg V=2x300x128 --arg O=2x300x128 "${h[@]}"
+    "$TILEC" bundle examples/attention_fwd_causal.tir -o "$DEV/$out/wgmma_attention_fwd_causal_2x150x64" --arg Q=2x150x64 --arg K=2x150x64 --arg V=2x150x64 --arg O=2x150x64 "${h[@]}"
     # A block that stores an intermediate and copies it back (the barrier the lowering places, issue 16).
     "$TILEC" bundle tests/lit/sim/Inputs/roundtrip_through_global.tir -o "$DEV/$out/roundtrip_through_global" "${b[@]}"
     # Back-to-back GEMM D = (A·B)·C with P kept in registers (issue 16): small-integer inputs make P exact in

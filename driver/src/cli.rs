@@ -112,8 +112,10 @@ pub struct CompileArgs {
     #[arg(long)]
     pub no_cache: bool,
     /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
-    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
-    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    /// the body may use) or a kernel attribute (`num_warps=8`, `pipeline_stages=3`, `mma=wgmma|mma_sync`,
+    /// `copy_g2s=tma|cp_async`, `raster_group=1`, `warp_tile=64x64`; values checked against the attribute's
+    /// declared type) before parsing: `--param D=128` (repeatable). The file's text is changed in memory only;
+    /// diagnostics point into it.
     #[arg(short = 'D', long = "param", value_name = "NAME=V")]
     pub params: Vec<String>,
     #[arg(skip)]
@@ -209,8 +211,10 @@ pub struct CheckArgs {
     #[arg(long)]
     pub verify_diagnostics: bool,
     /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
-    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
-    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    /// the body may use) or a kernel attribute (`num_warps=8`, `pipeline_stages=3`, `mma=wgmma|mma_sync`,
+    /// `copy_g2s=tma|cp_async`, `raster_group=1`, `warp_tile=64x64`; values checked against the attribute's
+    /// declared type) before parsing: `--param D=128` (repeatable). The file's text is changed in memory only;
+    /// diagnostics point into it.
     #[arg(short = 'D', long = "param", value_name = "NAME=V")]
     pub params: Vec<String>,
 }
@@ -254,8 +258,10 @@ pub struct RunInputs {
     #[arg(long = "func", value_name = "NAME")]
     pub func: Option<String>,
     /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
-    /// the body may use) or an integer kernel attribute (`num_warps`, `pipeline_stages`) before parsing:
-    /// `--param D=128` (repeatable). The file's text is changed in memory only; diagnostics point into it.
+    /// the body may use) or a kernel attribute (`num_warps=8`, `pipeline_stages=3`, `mma=wgmma|mma_sync`,
+    /// `copy_g2s=tma|cp_async`, `raster_group=1`, `warp_tile=64x64`; values checked against the attribute's
+    /// declared type) before parsing: `--param D=128` (repeatable). The file's text is changed in memory only;
+    /// diagnostics point into it.
     #[arg(short = 'D', long = "param", value_name = "NAME=V")]
     pub params: Vec<String>,
 }
@@ -398,6 +404,14 @@ pub struct BenchArgs {
     /// The kernel to benchmark when the file has several.
     #[arg(long = "func", value_name = "NAME")]
     pub func: Option<String>,
+    /// Set a kernel parameter (an upper-case integer attribute such as `D` or `BM`, which the argument types and
+    /// the body may use) or a kernel attribute (`num_warps=8`, `pipeline_stages=3`, `mma=wgmma|mma_sync`,
+    /// `copy_g2s=tma|cp_async`, `raster_group=1`, `warp_tile=64x64`; values checked against the attribute's
+    /// declared type) before parsing: `--param D=128` (repeatable). The file's text is changed in memory only;
+    /// diagnostics point into it.
+    /// The settings name the bench label and, with --bundle, the bundle (`gemm_256x128_BK64_num_warps_8_4096x4096x4096`).
+    #[arg(short = 'D', long = "param", value_name = "NAME=V")]
+    pub params: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -420,19 +434,22 @@ pub struct TuneArgs {
     /// Backend that compiles the kernel's PTX: `llvm` or `mlir`.
     #[arg(long, value_enum, default_value_t = Backend::Llvm)]
     pub backend: Backend,
-    /// Stage counts to try (`pipeline_stages`).
-    #[arg(long, value_name = "N,...", value_delimiter = ',', default_values_t = [2u32, 3, 4, 5])]
+    /// Stage counts to try (`pipeline_stages`; default 2,3,4,5). The same as `--param pipeline_stages=...`.
+    #[arg(long, value_name = "N,...", value_delimiter = ',')]
     pub stages: Vec<u32>,
-    /// Warps per block to try (`num_warps`).
-    #[arg(long, value_name = "N,...", value_delimiter = ',', default_values_t = [4u32, 8])]
+    /// Warps per block to try (`num_warps`; default 4,8). The same as `--param num_warps=...`.
+    #[arg(long, value_name = "N,...", value_delimiter = ',')]
     pub warps: Vec<u32>,
-    /// Whether to try loading register fragments one iteration ahead (`fragments_ahead`): on, off or both.
-    #[arg(long, value_name = "on|off,...", value_delimiter = ',', default_values_t = [OnOff::On, OnOff::Off])]
+    /// Whether to try loading register fragments one iteration ahead (`fragments_ahead`): on, off or both
+    /// (default both). The same as `--param fragments_ahead=true,false`.
+    #[arg(long, value_name = "on|off,...", value_delimiter = ',')]
     pub fragments: Vec<OnOff>,
     /// Values to try for a kernel parameter (an upper-case integer attribute such as the block tile's `BM`,
-    /// used in the body's shapes) or for `raster_group` (grouped block order; 1 is off):
-    /// `--param BM=128,256 --param BK=32,64 --param raster_group=1,8` (repeatable). One not given keeps the
-    /// kernel's value.
+    /// used in the body's shapes) or for any kernel attribute, each value read as `tilec compile --param` reads
+    /// it: `--param BM=128,256 --param BK=32,64 --param raster_group=1,8 --param mma=wgmma,mma_sync
+    /// --param copy_g2s=tma,cp_async --param num_warps=4,8 --param pipeline_stages=2,3,4` (repeatable; the value
+    /// `default` leaves the attribute unset, the compiler's choice). One not given keeps the kernel's value.
+    /// Combinations that do not lower for the target are skipped with the reason `tilec check` gives.
     #[arg(long = "param", value_name = "NAME=V,...")]
     pub params: Vec<String>,
     /// Timed launches of each candidate (median reported).

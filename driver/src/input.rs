@@ -21,48 +21,9 @@ pub fn read_source(path: &str) -> Result<SourceFile, DriverError> {
     Ok(SourceFile::new(name, text))
 }
 
-/// [`read_source`], then the `--param NAME=V` settings applied to the text ([`apply_params`]).
+/// [`read_source`], then the `--param NAME=V` settings applied to the text ([`crate::params::apply_params`]).
 pub fn read_source_with(path: &str, params: &[String]) -> Result<SourceFile, DriverError> {
-    apply_params(read_source(path)?, params)
-}
-
-/// Sets kernel attributes in a source's text before it is parsed (`--param D=128`): an upper-case name is a
-/// kernel parameter and is set on every function that declares it (none declaring it is an error: a typo
-/// would otherwise change nothing); a lower-case name (`num_warps`) is set on every function, and the
-/// verifier judges it. The value must be an integer. Only the attribute's value changes in the text, so
-/// lines and columns of diagnostics stay those of the file.
-pub fn apply_params(source: SourceFile, params: &[String]) -> Result<SourceFile, DriverError> {
-    if params.is_empty() {
-        return Ok(source);
-    }
-    // Functions and their attributes; a file that does not parse is left alone (its parse reports why).
-    let Ok(module) = tilec_ir::parse_module(&source.text) else { return Ok(source) };
-    let mut text = source.text.clone();
-    for setting in params {
-        let usage = |m: String| DriverError::Usage(format!("--param '{setting}': {m}"));
-        let (name, value) = setting.split_once('=').ok_or_else(|| usage("expected NAME=V, like D=128".into()))?;
-        let (name, value) = (name.trim(), value.trim());
-        let Ok(number) = value.parse::<i64>() else { return Err(usage(format!("'{value}' is not an integer"))) };
-        let is_param = tilec_ir::is_param_name(name);
-        if !is_param && !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
-            return Err(usage(format!("'{name}' is neither a kernel parameter (upper case, like BM) nor a kernel attribute (lower case, like num_warps)")));
-        }
-        let funcs: Vec<&tilec_ir::Func> = module.funcs.iter().filter(|f| !is_param || f.attrs.contains_key(name)).collect();
-        if funcs.is_empty() {
-            let declared: std::collections::BTreeSet<String> = module.funcs.iter().flat_map(|f| tilec_ir::kernel_params(&f.attrs).into_keys()).collect();
-            let declared: Vec<String> = declared.into_iter().collect();
-            return Err(usage(format!(
-                "no kernel in {} declares the parameter '{name}' (declared: {})",
-                source.name,
-                if declared.is_empty() { "none".to_string() } else { declared.join(", ") }
-            )));
-        }
-        for f in funcs {
-            text = tilec_ir::set_func_attributes(&text, &f.name, &[(name.to_string(), number.to_string())])
-                .ok_or_else(|| usage(format!("could not set it on '@{}'", f.name)))?;
-        }
-    }
-    Ok(SourceFile::new(&source.name, text))
+    crate::params::apply_params(read_source(path)?, params)
 }
 
 /// Parses and verifies a source file.

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod input;
+pub mod params;
 pub mod target;
 
 use std::io::{IsTerminal, Write};

@@ -41,23 +41,26 @@ use crate::{Buffer, Bundle, Param, RunError, RunRecord};
 /// The file beside `bench.json` that makes a bench bundle a tune candidate.
 pub const TUNE_JSON: &str = "tune.json";
 
-/// A function attribute's value as a candidate sets it: an integer, a bool or a list of integers (such as
-/// `warp_tile`; plain JSON numbers, bools and arrays).
+/// A function attribute's value as a candidate sets it: an integer, a bool, a list of integers (such as
+/// `warp_tile`) or a string (`mma = "wgmma"`, `copy_g2s = "cp_async"`); plain JSON numbers, bools, arrays and
+/// strings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum AttrValue {
     Bool(bool),
     Int(i64),
     List(Vec<i64>),
+    Str(String),
 }
 
 impl fmt::Display for AttrValue {
-    /// As the IR writes it: `true`, `4`, `[16, 32]`.
+    /// As the IR writes it: `true`, `4`, `[16, 32]`, `"wgmma"`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AttrValue::Bool(b) => write!(f, "{b}"),
             AttrValue::Int(n) => write!(f, "{n}"),
             AttrValue::List(items) => write!(f, "[{}]", items.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")),
+            AttrValue::Str(text) => write!(f, "{text:?}"),
         }
     }
 }
@@ -511,8 +514,10 @@ mod tests {
         let text = serde_json::to_string(&r).unwrap();
         assert!(text.contains(r#""attrs":{"fragments_ahead":true,"num_warps":4}"#), "{text}");
         assert_eq!(serde_json::from_str::<TuneRecord>(&text).unwrap(), r);
-        // Attribute values are ints or bools only.
-        assert!(serde_json::from_str::<AttrValue>("\"x\"").is_err());
+        // Attribute values are ints, bools, lists of ints or strings (written as the IR writes them).
+        assert_eq!(serde_json::from_str::<AttrValue>("\"wgmma\"").unwrap(), AttrValue::Str("wgmma".into()));
+        assert_eq!(AttrValue::Str("wgmma".into()).to_string(), "\"wgmma\"");
+        assert!(serde_json::from_str::<AttrValue>("1.5").is_err());
         assert_eq!(serde_json::from_str::<AttrValue>("5").unwrap(), AttrValue::Int(5));
         assert_eq!(serde_json::from_str::<AttrValue>("[16, 32]").unwrap(), AttrValue::List(vec![16, 32]));
         assert_eq!(AttrValue::List(vec![16, 32]).to_string(), "[16, 32]");

@@ -446,7 +446,8 @@ pub(crate) trait EmitHopper {
     /// The 64-bit matrix descriptor of `%tensor[indices]` (sm_90a): `((address & 0x3ffff) >> 4)` or'ed with
     /// the constant fields ([`wgmma_descriptor_bits`]).
     fn warpgroup_generate_descriptor(&mut self, op: &Operation, v: &typed::WarpgroupGenerateDescriptor) -> Result<()>;
-    /// One `wgmma.mma_async.sync.aligned.m64nNkK` with both operands in shared memory (sm_90a).
+    /// One `wgmma.mma_async.sync.aligned.m64nNkK` with B in shared memory and A in shared memory or, when
+    /// `descriptor_a` is a vector, in registers (sm_90a; [`wgmma_register_a`]).
     fn warpgroup_mma(&mut self, op: &Operation, v: &typed::WarpgroupMma) -> Result<()>;
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (sm_90a): `increase` for `.inc`.
     fn setmaxnreg(&mut self, op: &Operation, increase: bool, count: u32) -> Result<()>;
@@ -492,7 +493,7 @@ pub(crate) fn wgmma_descriptor_bits(v: &typed::WarpgroupGenerateDescriptor) -> u
 }
 
 /// The PTX type names of an `nvgpu.warpgroup.mma`: A's and B's (`f16`, `bf16`, `s8`, `u8`, from the tiles of
-/// their descriptors) and D's (`f32` or `s32`).
+/// their descriptors, or A's register fragment) and D's (`f32` or `s32`).
 pub(crate) fn wgmma_types(func: &Func, v: &typed::WarpgroupMma) -> Option<(&'static str, &'static str, &'static str)> {
     let body = &func.body;
     let elem = |d: Value| {
@@ -509,9 +510,44 @@ pub(crate) fn wgmma_types(func: &Func, v: &typed::WarpgroupMma) -> Option<(&'sta
         ScalarType::U8 => Some("u8"),
         _ => None,
     };
-    let (a, b) = (elem(v.descriptor_a)?, elem(v.descriptor_b)?);
+    let a = tilec_ir::ops::wgmma::register_a_elem(body.ty(v.descriptor_a)).or_else(|| elem(v.descriptor_a))?;
+    let b = elem(v.descriptor_b)?;
     let d = if a.is_integer() { "s32" } else { "f32" };
     Some((name(a)?, name(b)?, d))
+}
+
+/// Whether the A of an `nvgpu.warpgroup.mma` is in registers (its `descriptor_a` is the thread's fragment).
+pub(crate) fn wgmma_register_a(func: &Func, v: &typed::WarpgroupMma) -> bool {
+    tilec_ir::ops::wgmma::register_a_elem(func.body.ty(v.descriptor_a)).is_some()
+}
+
+/// The inline PTX of one `wgmma.mma_async` (both backends emit it: LLVM has no intrinsic, and MLIR's
+/// `nvvm.wgmma.mma_async` takes A only through a descriptor), with `$i` operands: D's `count = n / 2`
+/// registers (`0..count`), C's (tied to D's), then A (four `.b32` registers when `register_a`, else one 64-bit descriptor),
+/// B's descriptor, and an `i32` scale-d (non-zero: D = A·B + C), the last operand. f16/bf16 take
+/// imm-scale-a, imm-scale-b (1: not negated) and imm-trans-b (0: K-major, 1: MN-major), and imm-trans-a
+/// for a shared A only (A from registers is K-major).
+pub(crate) fn wgmma_asm(n: u32, k: u32, types: (&str, &str, &str), register_a: bool, transpose: (bool, bool)) -> String {
+    let (ta, tb, td) = types;
+    let count = n / 2;
+    let d: Vec<String> = (0..count).map(|i| format!("${i}")).collect();
+    // Operands `0..count` are D, `count..2 count` C (tied to D), then A.
+    let first = 2 * count;
+    let (a, next) = if register_a {
+        (format!("{{${}, ${}, ${}, ${}}}", first, first + 1, first + 2, first + 3), first + 4)
+    } else {
+        (format!("${first}"), first + 1)
+    };
+    let immediates = match (td, register_a) {
+        ("f32", false) => format!(", 1, 1, {}, {}", u8::from(transpose.0), u8::from(transpose.1)),
+        ("f32", true) => format!(", 1, 1, {}", u8::from(transpose.1)),
+        _ => String::new(),
+    };
+    format!(
+        "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k{k}.{td}.{ta}.{tb} {{{}}}, {a}, ${next}, p{immediates};\n}}\n",
+        next + 1,
+        d.join(", "),
+    )
 }
 
 /// A backend: the kernel, loops, the nvgpu ops (Hopper's too) and the scalar ops.

@@ -43,7 +43,9 @@
 //! one, and the lowering reads it from the type. Except on the wgmma path ([`crate::wgmma`], decided first
 //! for each `tile.mma`): there the operand tiles get wgmma's panel layouts, only the accumulator is
 //! constrained ([`wgmma_accumulator_layout`], fragments of N/2 values, one per m64 tile), and A and B take
-//! default layouts (their copies vanish in the lowering).
+//! default layouts (their copies vanish in the lowering); an A computed in registers gets the wgmma A
+//! fragment layout ([`wgmma_a_layout`]), which an f16 cast of an earlier wgmma's accumulator over the same
+//! rows already has up to a renaming of registers.
 
 use std::collections::HashMap;
 
@@ -236,6 +238,36 @@ pub fn wgmma_accumulator_layout(plan: &crate::wgmma::WgmmaPlan) -> Result<Linear
         ("register", "row", plan.m_tiles, false),
         ("warp", "row", plan.groups.0, false),
         ("warp", "col", plan.groups.1, false),
+    ])
+}
+
+/// The layout of a register A of a wgmma plan (the RS form): the ISA's A fragment of one m64 x k tile over a
+/// warpgroup (`wgmma.m64k16.{f16,bf16}.a`, `wgmma.m64k32.{s8,u8}.a`: warp w of the warpgroup holds rows
+/// 16w..16w+15 as an mma.sync A fragment), repeated over the k steps, then the warpgroup's m64 tiles
+/// (`register` bits: fragment `f` is k step `f % (K / k)` of m64 tile `f / (K / k)`), then the warpgroups along
+/// M, and replicated over those along N (`warp` bits mapping to zero). With the warpgroups along M only, it
+/// is the accumulator layout of a wgmma of the same rows with N = K, the k steps' columns in the same
+/// register bits: f32 → f16 P of FlashAttention's S = Q·Kᵀ feeds P·V with no data movement.
+pub fn wgmma_a_layout(plan: &crate::wgmma::WgmmaPlan, elem: ScalarType, k_total: u64) -> Result<LinearLayout, String> {
+    let name = match elem {
+        ScalarType::F16 => "wgmma.m64k16.f16.a",
+        ScalarType::BF16 => "wgmma.m64k16.bf16.a",
+        ScalarType::I8 => "wgmma.m64k32.s8.a",
+        ScalarType::U8 => "wgmma.m64k32.u8.a",
+        other => return Err(format!("wgmma has no register A of '{other}' elements")),
+    };
+    let h = hardware_layout(name).ok_or_else(|| format!("no hardware layout '{name}'"))?;
+    let values = h.values_per_lane();
+    let a = lin(h.layout.reshape_ins(&[("register", values), ("lane", 32), ("warp", 4)]))?;
+    let k = u64::from(plan.k);
+    if k_total == 0 || !k_total.is_multiple_of(k) {
+        return Err(format!("K = {k_total} is not a multiple of the instruction's k = {k}"));
+    }
+    tiled(&a, &[
+        ("register", "col", pow2("K / k", k_total / k)?, false),
+        ("register", "row", plan.m_tiles, false),
+        ("warp", "row", plan.groups.0, false),
+        ("warp", "row", plan.groups.1, true),
     ])
 }
 
@@ -486,23 +518,35 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
             Some(_) => return Err(Diagnostic::error(op.span, format!("the '{WARP_TILE_ATTR}' of a 'tile.mma' must be [rows, cols] of positive integers"))),
         };
         if crate::wgmma::is_wgmma(&mma) {
-            // Decided by `choose_instructions`: only the accumulator has a register layout (A and B are read
-            // from shared memory; their copies vanish in the lowering and they take a default layout).
+            // Decided by `choose_instructions`: only the accumulator, and a register A, have register layouts
+            // (a shared A and B are read from shared memory; their copies vanish in the lowering and they take
+            // a default layout).
             let plan = crate::wgmma::wgmma_plan(func, id, warps)
                 .map_err(|m| Diagnostic::error(op.span, format!("this 'tile.mma' has a wgmma shape (mmaShape m = 64) but cannot use wgmma: {m}")))?;
             let layout = wgmma_accumulator_layout(&plan).map_err(|m| Diagnostic::error(op.span, format!("no wgmma accumulator layout: {m}")))?;
-            let c = classes.class_of(mma.c);
-            match reqs.get(&c) {
-                Some(prev) if prev.layout != layout || prev.values != plan.n / 2 => {
-                    return Ok(Err(LayoutConflict { op: id, operand: mma.c, role: Role::C, other: prev.op }));
-                }
-                Some(_) => {}
-                None => {
-                    reqs.insert(c, Requirement { layout: layout.clone(), values: plan.n / 2, role: Role::C, op: id });
+            let mut wanted = vec![(mma.c, layout.clone(), plan.n / 2, Role::C)];
+            let mut a_layout = LinearLayout::empty();
+            if plan.a.is_none() {
+                // A from registers: the wgmma A fragments, one per (m64 tile, k step).
+                a_layout = wgmma_a_layout(&plan, ta.elem, sa[1]).map_err(|m| Diagnostic::error(op.span, format!("no wgmma register A layout: {m}")))?;
+                let values = if ta.elem.bit_width() == 8 { 16 } else { 8 };
+                wanted.push((mma.a, a_layout.clone(), values, Role::A));
+            }
+            for (v, layout, values, role) in wanted {
+                let c = classes.class_of(v);
+                match reqs.get(&c) {
+                    Some(prev) if prev.layout != layout || prev.values != values => {
+                        return Ok(Err(LayoutConflict { op: id, operand: v, role, other: prev.op }));
+                    }
+                    Some(_) => {}
+                    None => {
+                        reqs.insert(c, Requirement { layout, values, role, op: id });
+                    }
                 }
             }
-            let instr = MmaInstr { m: 64, n: plan.n, k: plan.k, a: "wgmma.shared", b: "wgmma.shared", c: "wgmma.m64nNk16.d" };
-            mmas.push((id, MmaAssignment { instr, warps: plan.groups, a: LinearLayout::empty(), b: LinearLayout::empty(), c: layout }));
+            let a_name = if plan.a.is_some() { "wgmma.shared" } else { "wgmma.m64kK.a" };
+            let instr = MmaInstr { m: 64, n: plan.n, k: plan.k, a: a_name, b: "wgmma.shared", c: "wgmma.m64nNk16.d" };
+            mmas.push((id, MmaAssignment { instr, warps: plan.groups, a: a_layout, b: LinearLayout::empty(), c: layout }));
             continue;
         }
         let asg = assign_mma_with(sa[0], sb[1], sa[1], ta.elem, tc.elem, warps, warp_tile).map_err(|m| {

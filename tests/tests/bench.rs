@@ -164,3 +164,33 @@ fn shapes_that_break_cp_async_alignment_get_a_narrower_variant() {
     assert!(!read(tmp.join("b").join("gemm_200x72x40").join("bench.json")).contains("global_alignment"));
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// `--param` as for compiling: the settings are applied to the kernel, name the bundle and appear in the label;
+/// names and values are checked.
+#[test]
+fn bench_param_sets_parameters_and_kernel_attributes() {
+    let dir = temp_dir("param");
+    let d = dir.to_string_lossy().into_owned();
+    let o = run(&[
+        "bench", "examples/gemm_256x128.tir", "--shape", "512,256,256", "--target", "sm_90a", "--bundle", &d, "--param", "BK=64", "-D",
+        "mma=mma_sync", "--param", "copy_g2s=cp_async", "--param", "pipeline_stages=3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let bundle = dir.join("gemm_256x128_BK64_mma_mma_sync_copy_g2s_cp_async_pipeline_stages_3_512x256x256");
+    let b = read_json(&bundle.join("bench.json"));
+    assert_eq!(b["label"], "examples/gemm_256x128.tir (llvm, sm_90a, BK=64, mma=mma_sync, copy_g2s=cp_async, pipeline_stages=3)");
+    let ptx = std::fs::read_to_string(bundle.join("kernel.ptx")).unwrap_or_default();
+    assert!(ptx.contains("mma.sync") && !ptx.contains("wgmma") && !ptx.contains("cp.async.bulk.tensor"), "mma.sync, cp.async only");
+    // 256x128 tiles over 512x256: the grid does not depend on BK.
+    assert_eq!(b["grid"], json!([2, 2, 1]));
+    for (bad, needle) in [
+        ("BKK=64", "no kernel in examples/gemm_256x128.tir declares the parameter 'BKK'; did you mean 'BK'?"),
+        ("mma=wgmm", "'mma' must be \"wgmma\" or \"mma_sync\", found wgmm"),
+        ("num_warp=8", "did you mean 'num_warps'?"),
+    ] {
+        let o = run(&["bench", "examples/gemm_256x128.tir", "--shape", "512,256,256", "--bundle", &d, "--param", bad]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{bad}: {}", stderr(&o));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -48,12 +48,23 @@ fn tile_examples() -> Vec<PathBuf> {
     found
 }
 
-/// Parses `path` and compiles it through the front door to nvgpu-level IR for sm_80 (the whole default
-/// pipeline, verifying after every pass): what `tilec FILE --emit nvgpu` prints.
+/// The target an example is lowered for: sm_80, or the first its `// targets:` line names when that line leaves
+/// out sm_80 (`examples/gemm_hopper.tir`: sm_90a only), as scripts/validate-ptx.sh reads the line.
+fn example_target(text: &str) -> tilec_ir::Target {
+    let targets: Vec<&str> = text.lines().find_map(|l| l.strip_prefix("// targets:")).map(|t| t.split_whitespace().collect()).unwrap_or_default();
+    match targets.first() {
+        Some(first) if !targets.contains(&"sm_80") => first.parse().unwrap_or_else(|e| panic!("// targets: {first}: {e}")),
+        _ => tilec_ir::Target::Sm80,
+    }
+}
+
+/// Parses `path` and compiles it through the front door to nvgpu-level IR for sm_80 or its own target
+/// ([`example_target`]; the whole default pipeline, verifying after every pass): what `tilec FILE --emit nvgpu`
+/// prints.
 fn lower(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let module = parse_module(&text).unwrap_or_else(|d| panic!("{}: {d}", path.display()));
-    let options = Options { emit: Emit::Nvgpu, ..Options::default() };
+    let options = Options { emit: Emit::Nvgpu, target: example_target(&text), ..Options::default() };
     match tilec_compiler::compile(module, &options) {
         Ok(compiled) => compiled.output,
         Err(e) => {
@@ -70,7 +81,8 @@ fn default_pipeline_on_examples() {
     for path in examples {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         let name = format!("pipeline__examples__{stem}");
-        let description = format!("full_pipeline(Target::Sm80) on {}, printed", display_path(&path));
+        let target = example_target(&std::fs::read_to_string(&path).unwrap_or_default());
+        let description = format!("full_pipeline(Target::{target:?}) on {}, printed", display_path(&path));
         assert_existing_snapshot(&name, &description, &lower(&path));
     }
 }

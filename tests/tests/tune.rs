@@ -212,7 +212,7 @@ fn bad_results_and_bad_usage_are_refused() {
     let garbled = write("garbled.jsonl", &format!("{}\n{{\"candidate\": 3}}\n", record("small", 2, 4, true, 64, Some(1.0), "ok")));
     assert_fails(&run(&["tune", &input, "--results", &garbled]), 1, "garbled.jsonl:2:");
     let foreign = write("foreign.jsonl", &record("small", 2, 4, true, 64, Some(1.0), "ok").replace("\"num_warps\"", "\"unroll\""));
-    assert_fails(&run(&["tune", &input, "--results", &foreign]), 1, "sets 'unroll', which tilec tune does not tune");
+    assert_fails(&run(&["tune", &input, "--results", &foreign]), 1, "sets 'unroll', which tilec tune cannot set: 'unroll' is neither a kernel parameter");
     assert_fails(&run(&["tune", &input, "--results", "no/such.jsonl"]), 1, "no/such.jsonl");
     // Nothing was written to the input by the refused runs.
     assert_eq!(std::fs::read_to_string(&input).unwrap(), SMALL);
@@ -436,5 +436,67 @@ fn timing_bundles_carry_no_data_at_any_size() {
     std::fs::write(&values, "1 2 3").unwrap();
     let o = run(&["bundle", &input, "-o", &dir.display().to_string(), "--no-oracle", "--param", "D=128", "--input", &format!("Q={}", values.display())]);
     assert_fails(&o, 1, "--input gives values");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// Kernel attributes are searched like parameters (`--param mma=wgmma,mma_sync --param copy_g2s=default,cp_async`,
+/// each value read as `tilec compile --param` reads it); a combination the target cannot lower is skipped with
+/// the reason `tilec check` gives (wgmma needs M in multiples of 64: the small kernel's M is 16), and the
+/// fastest record's string attributes are written back into the text in the IR's syntax.
+#[test]
+fn kernel_attributes_are_searched_and_illegal_combinations_skipped_with_the_reason() {
+    let tmp = temp_dir("attrs");
+    let input = small_kernel(&tmp);
+    let out = tmp.join("out");
+    let d = out.display().to_string();
+    let o = run(&[
+        "tune", &input, "--shape", "64,128,64", "--target", "sm_90a", "--bundle", &d, "--param", "num_warps=4", "--param", "pipeline_stages=2",
+        "--fragments", "on", "--param", "mma=wgmma,mma_sync", "--param", "copy_g2s=default,cp_async",
+    ]);
+    assert_ok(&o);
+    let err = stderr(&o);
+    assert_eq!(err.matches("tilec tune: skipped").count(), 2, "{err}");
+    assert!(err.contains("skipped s2_w4_fon_wgmma [fragments_ahead=true mma=\"wgmma\" num_warps=4 pipeline_stages=2]"), "{err}");
+    assert!(err.contains("cannot use wgmma: M = 16 is not a multiple of 64"), "{err}");
+    let names: Vec<String> = candidates(&out).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["small_s2_w4_fon_cp_async_mma_sync", "small_s2_w4_fon_mma_sync"]);
+    let t = read_json(&out.join("small_s2_w4_fon_cp_async_mma_sync").join("tune.json"));
+    assert_eq!(t["attrs"], json!({"copy_g2s": "cp_async", "fragments_ahead": true, "mma": "mma_sync", "num_warps": 4, "pipeline_stages": 2}));
+    // "default" leaves the attribute unset.
+    let t = read_json(&out.join("small_s2_w4_fon_mma_sync").join("tune.json"));
+    assert_eq!(t["attrs"].get("copy_g2s"), None, "{t}");
+
+    // The fastest record's attributes, strings included, written as the IR writes them.
+    let records = tmp.join("records.jsonl");
+    let rec = |name: &str, copy: Option<&str>, ms: f64| {
+        let mut attrs = json!({"pipeline_stages": 2, "num_warps": 4, "fragments_ahead": true, "mma": "mma_sync"});
+        if let Some(c) = copy {
+            attrs["copy_g2s"] = json!(c);
+        }
+        json!({
+            "candidate": name, "func": "small", "kernel": "small", "source": "small.tir", "attrs": attrs,
+            "m": 64, "n": 128, "k": 64, "median_ms": ms, "min_ms": ms, "rate": 1.0 / ms, "unit": "TF/s",
+            "cublas_ms": 0.1, "ratio": 0.5, "check": "ok", "detail": "", "registers": 96, "spill_bytes": 0, "gpu": "test"
+        })
+        .to_string()
+    };
+    std::fs::write(&records, format!("{}\n{}\n", rec("s2_w4_fon_mma_sync", None, 0.3), rec("s2_w4_fon_cp_async_mma_sync", Some("cp_async"), 0.2))).unwrap();
+    let o = run(&["tune", &input, "--results", &records.display().to_string()]);
+    assert_ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(func_attr(&text, "copy_g2s"), Some(Attribute::Str("cp_async".into())), "{text}");
+    assert_eq!(func_attr(&text, "mma"), Some(Attribute::Str("mma_sync".into())), "{text}");
+    assert!(stderr(&o).contains("copy_g2s=\"cp_async\""), "the winner is named: {}", stderr(&o));
+
+    // Names and values are checked as everywhere else; a flag and a --param for the same attribute clash.
+    let bad = |extra: &[&str], needle: &str| {
+        let mut a = vec!["tune", input.as_str(), "--shape", "64,128,64", "--target", "sm_90a", "--bundle", d.as_str()];
+        a.extend_from_slice(extra);
+        assert_fails(&run(&a), 1, needle);
+    };
+    bad(&["--param", "mma=wgmma,wgmm"], "--param mma=wgmma,wgmm: 'mma' must be \"wgmma\" or \"mma_sync\", found wgmm");
+    bad(&["--param", "num_warp=4,8"], "did you mean 'num_warps'?");
+    bad(&["--param", "copy_g2s=tma", "--param", "copy_g2s=cp_async"], "'copy_g2s' is given twice");
+    bad(&["--warps", "4", "--param", "num_warps=8"], "--param num_warps=... and --warps give the same attribute");
     let _ = std::fs::remove_dir_all(&tmp);
 }

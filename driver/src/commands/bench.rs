@@ -50,8 +50,14 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
     }
     let (gpu, target) = open_gpu_unless_bundling(args.bundle.is_some(), args.target.as_deref())?;
 
-    let source = read_source(&args.input)?;
+    let (source, settings) = crate::params::apply_params_with(read_source(&args.input)?, &args.params)?;
     let module = parse_and_verify(&source)?;
+    // The settings name the variant: in the label (inside its parentheses, after the target) and the bundle.
+    let setting_text: String = settings.iter().map(|s| format!(", {}={}", s.name, s.value_text().trim_matches('"'))).collect();
+    let setting_label = match crate::params::label(&settings) {
+        l if l.is_empty() => l,
+        l => format!("_{l}"),
+    };
     let func = select_func(&module, args.func.as_deref())?;
     let roles = roles::infer(func).map_err(|d| diagnostics(&source, vec![d]))?;
     for shape in &shapes {
@@ -122,7 +128,7 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
         let bundle = BenchBundle {
             ptx: "kernel.ptx".into(),
             kernel: kernel.name.clone(),
-            label: format!("{} ({backend}{opt}, {target}{label_variant})", source.name, opt = opt_suffix(opt_level)),
+            label: format!("{} ({backend}{opt}, {target}{setting_text}{label_variant})", source.name, opt = opt_suffix(opt_level)),
             grid,
             block: kernel.block,
             shared_bytes: u32::try_from(kernel.dynamic_shared_bytes)
@@ -135,7 +141,7 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
         };
         match (&args.bundle, &gpu) {
             (Some(dir), _) => {
-                let name = format!("{stem}_{m}x{n}x{k}{}", if backend == "llvm" { "" } else { "_mlir" });
+                let name = format!("{stem}{setting_label}_{m}x{n}x{k}{}", if backend == "llvm" { "" } else { "_mlir" });
                 let path = Path::new(dir).join(&name);
                 write_bundle(&path, &bundle, &ptx)?;
                 out.push_str(&format!(

@@ -90,12 +90,12 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
     if args.repeat == 0 {
         return Err(DriverError::Usage("--repeat must be at least 1".into()));
     }
-    let space = candidates(args)?;
+    let source = read_source(&args.input)?;
+    let module = parse_and_verify(&source)?;
+    let space = candidates(args, &module, &source.name)?;
 
     let (gpu, target) = open_gpu_unless_bundling(args.bundle.is_some(), args.target.as_deref())?;
 
-    let source = read_source(&args.input)?;
-    let module = parse_and_verify(&source)?;
     let func = select_func(&module, args.func.as_deref())?;
     let roles = roles::infer(func).map_err(|d| diagnostics(&source, vec![d]))?;
     check_extents(&roles, [m, n, k])?;
@@ -179,63 +179,75 @@ struct Setup<'a> {
     roles: &'a roles::GemmRoles,
 }
 
-/// Whether `--param` may name `name`: a kernel parameter, or the rasterize pass's group size.
-fn is_tuned_integer(name: &str) -> bool {
-    tilec_ir::is_param_name(name) || name == RASTER_GROUP_ATTR
-}
+/// One searched attribute: its name and the values to try, in order (`None`: leave it unset, the compiler's
+/// choice).
+type Dim = (String, Vec<Option<AttrValue>>);
 
-/// Whether `--param` may name `name`: an integer one ([`is_tuned_integer`]) or `warp_tile` (a list).
-fn is_tuned_param(name: &str) -> bool {
-    is_tuned_integer(name) || name == WARP_TILE_ATTR
-}
-
-/// `--param NAME=V,...` lists, in order: integers, or for `warp_tile` lists written `16x32`.
-fn param_lists(args: &TuneArgs) -> Result<Vec<(String, Vec<AttrValue>)>, DriverError> {
-    let mut out: Vec<(String, Vec<AttrValue>)> = Vec::new();
-    for text in &args.params {
-        let bad = || {
-            DriverError::Usage(format!(
-                "--param {text}: expected NAME=V,... with NAME a kernel parameter (upper case) or {RASTER_GROUP_ATTR} and integers, \
-                 or {WARP_TILE_ATTR} and ROWSxCOLS values (16x32,32x32)"
-            ))
-        };
-        let (name, values) = text.split_once('=').ok_or_else(bad)?;
-        let list = name == WARP_TILE_ATTR;
-        if !is_tuned_param(name) {
-            return Err(bad());
+/// A checked `--param` value ([`crate::params::typed_value`]) as a candidate records it.
+fn attr_value(value: Attribute) -> Result<AttrValue, String> {
+    match value {
+        Attribute::Int(n) => Ok(AttrValue::Int(n)),
+        Attribute::Bool(b) => Ok(AttrValue::Bool(b)),
+        Attribute::Str(s) | Attribute::Keyword(s) => Ok(AttrValue::Str(s)),
+        Attribute::Array(items) => {
+            items.iter().map(Attribute::as_int).collect::<Option<Vec<i64>>>().map(AttrValue::List).ok_or_else(|| "tune searches lists of integers only".to_string())
         }
-        let parse = |v: &str| -> Result<AttrValue, DriverError> {
-            let v = v.trim();
-            if list {
-                let items: Vec<i64> = v.split('x').map(|d| d.trim().parse::<i64>().ok().filter(|&n| n > 0).ok_or_else(bad)).collect::<Result<_, _>>()?;
-                if items.len() != 2 {
-                    return Err(bad());
-                }
-                Ok(AttrValue::List(items))
-            } else {
-                v.parse::<i64>().map(AttrValue::Int).map_err(|_| bad())
+        other => Err(format!("tune does not search values like {other}")),
+    }
+}
+
+/// `a,b,[c, d]`: the values of one `--param NAME=V,...`, split at the commas outside brackets.
+fn split_values(text: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + 1;
             }
-        };
-        let mut parsed: Vec<AttrValue> = Vec::new();
-        for v in values.split(',') {
-            let value = parse(v)?;
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// `--param NAME=V,...` lists, in order, each name and value read as `--param` reads them everywhere
+/// ([`crate::params`]): a kernel parameter of `module` or a declared kernel attribute, values of its type;
+/// `default` (for an attribute) leaves it unset.
+fn param_lists(args: &TuneArgs, module: &Module, file: &str) -> Result<Vec<Dim>, DriverError> {
+    let mut out: Vec<Dim> = Vec::new();
+    for text in &args.params {
+        let usage = |m: String| DriverError::Usage(format!("--param {text}: {m}"));
+        let (name, values) = crate::params::split(text).map_err(usage)?;
+        crate::params::check_name(name, module, file).map_err(usage)?;
+        let mut parsed: Vec<Option<AttrValue>> = Vec::new();
+        for v in split_values(values) {
+            let value = if v.trim() == "default" && !tilec_ir::is_param_name(name) {
+                None
+            } else {
+                Some(crate::params::typed_value(name, v).and_then(attr_value).map_err(usage)?)
+            };
             if !parsed.contains(&value) {
                 parsed.push(value);
             }
         }
-        if !list {
-            parsed.sort_by_key(|v| if let AttrValue::Int(n) = v { *n } else { 0 });
+        if parsed.iter().all(|v| matches!(v, Some(AttrValue::Int(_)))) {
+            parsed.sort_by_key(|v| if let Some(AttrValue::Int(n)) = v { *n } else { 0 });
         }
-        if parsed.is_empty() || out.iter().any(|(n, _)| n == name) {
-            return Err(bad());
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(usage(format!("'{name}' is given twice")));
         }
         out.push((name.to_string(), parsed));
     }
     Ok(out)
 }
 
-/// The candidate attribute sets, in the order they are tried: every combination of the lists.
-fn candidates(args: &TuneArgs) -> Result<Vec<BTreeMap<String, AttrValue>>, DriverError> {
+/// The candidate attribute sets, in the order they are tried: every combination of the lists (warps, then
+/// stages, then fragments ahead, then the `--param` lists in order).
+fn candidates(args: &TuneArgs, module: &Module, file: &str) -> Result<Vec<BTreeMap<String, AttrValue>>, DriverError> {
     let dedup = |list: &[u32]| list.iter().copied().collect::<BTreeSet<u32>>();
     let stages = dedup(&args.stages);
     let warps = dedup(&args.warps);
@@ -246,28 +258,33 @@ fn candidates(args: &TuneArgs) -> Result<Vec<BTreeMap<String, AttrValue>>, Drive
         return Err(DriverError::Usage(format!("--warps {w}: a block has 1..=32 warps")));
     }
     let fragments: BTreeSet<bool> = args.fragments.iter().map(|f| *f == OnOff::On).collect();
-    if stages.is_empty() || warps.is_empty() || fragments.is_empty() {
-        return Err(DriverError::Usage("--stages, --warps and --fragments each need at least one value".into()));
-    }
-    let mut out = Vec::new();
-    for &w in &warps {
-        for &s in &stages {
-            for &f in fragments.iter().rev() {
-                out.push(BTreeMap::from([
-                    (STAGES_ATTR.to_string(), AttrValue::Int(i64::from(s))),
-                    (NUM_WARPS_ATTR.to_string(), AttrValue::Int(i64::from(w))),
-                    (FRAGMENTS_AHEAD_ATTR.to_string(), AttrValue::Bool(f)),
-                ]));
-            }
+    let ints = |set: &BTreeSet<u32>, default: &[u32]| -> Vec<Option<AttrValue>> {
+        let list: Vec<u32> = if set.is_empty() { default.to_vec() } else { set.iter().copied().collect() };
+        list.into_iter().map(|n| Some(AttrValue::Int(i64::from(n)))).collect()
+    };
+    let bools = if fragments.is_empty() { vec![true, false] } else { fragments.iter().rev().copied().collect() };
+    // (name, values, the flag that gave them when one did)
+    let mut dims: Vec<(Dim, Option<&str>)> = vec![
+        ((NUM_WARPS_ATTR.to_string(), ints(&warps, &[4, 8])), (!warps.is_empty()).then_some("--warps")),
+        ((STAGES_ATTR.to_string(), ints(&stages, &[2, 3, 4, 5])), (!stages.is_empty()).then_some("--stages")),
+        ((FRAGMENTS_AHEAD_ATTR.to_string(), bools.into_iter().map(|b| Some(AttrValue::Bool(b))).collect()), (!fragments.is_empty()).then_some("--fragments")),
+    ];
+    for (name, values) in param_lists(args, module, file)? {
+        match dims.iter_mut().find(|((n, _), _)| *n == name) {
+            Some((_, Some(flag))) => return Err(DriverError::Usage(format!("--param {name}=... and {flag} give the same attribute: use one"))),
+            Some(((_, list), None)) => *list = values,
+            None => dims.push(((name, values), None)),
         }
     }
-    // Kernel parameters multiply the space: every set above with every combination of their values.
-    for (name, values) in param_lists(args)? {
+    let mut out: Vec<BTreeMap<String, AttrValue>> = vec![BTreeMap::new()];
+    for ((name, values), _) in dims {
         let mut next = Vec::with_capacity(out.len() * values.len());
-        for attrs in out {
+        for attrs in &out {
             for v in &values {
                 let mut a = attrs.clone();
-                a.insert(name.clone(), v.clone());
+                if let Some(v) = v {
+                    a.insert(name.clone(), v.clone());
+                }
                 next.push(a);
             }
         }
@@ -276,11 +293,12 @@ fn candidates(args: &TuneArgs) -> Result<Vec<BTreeMap<String, AttrValue>>, Drive
     Ok(out)
 }
 
-/// `s4_w8_fon`: stages, warps, fragments ahead.
+/// `s4_w8_fon`: stages, warps, fragments ahead; then the other attributes (`_BK64`, `_r8`, `_wt64x64`,
+/// `_wgmma`, `_cp_async`).
 fn candidate_name(attrs: &BTreeMap<String, AttrValue>) -> String {
     let int = |k: &str| match attrs.get(k) {
         Some(AttrValue::Int(n)) => n.to_string(),
-        _ => "?".into(),
+        _ => "d".into(),
     };
     let frags = match attrs.get(FRAGMENTS_AHEAD_ATTR) {
         Some(AttrValue::Bool(false)) => "off",
@@ -288,11 +306,14 @@ fn candidate_name(attrs: &BTreeMap<String, AttrValue>) -> String {
     };
     let params: String = attrs
         .iter()
-        .filter(|(k, _)| is_tuned_param(k))
+        .filter(|(k, _)| !TUNED_ATTRS.contains(&k.as_str()))
         .map(|(k, v)| match v {
-            AttrValue::List(items) => format!("_wt{}", items.iter().map(i64::to_string).collect::<Vec<_>>().join("x")),
-            _ if k == RASTER_GROUP_ATTR => format!("_r{}", int(k)),
-            _ => format!("_{k}{}", int(k)),
+            AttrValue::List(items) if k == WARP_TILE_ATTR => format!("_wt{}", items.iter().map(i64::to_string).collect::<Vec<_>>().join("x")),
+            AttrValue::List(items) => format!("_{k}{}", items.iter().map(i64::to_string).collect::<Vec<_>>().join("x")),
+            AttrValue::Int(n) if k == RASTER_GROUP_ATTR => format!("_r{n}"),
+            AttrValue::Int(n) => format!("_{k}{n}"),
+            AttrValue::Bool(b) => format!("_{k}{}", if *b { "on" } else { "off" }),
+            AttrValue::Str(s) => format!("_{s}"),
         })
         .collect();
     format!("s{}_w{}_f{frags}{params}", int(STAGES_ATTR), int(NUM_WARPS_ATTR))
@@ -511,9 +532,15 @@ fn pick<'r>(records: &'r [TuneRecord], func: &str, shape: Option<[u64; 3]>, from
         .ok_or_else(|| DriverError::Usage(format!("{from}: none of the {total} record(s) of @{func} ran and checked")))
 }
 
-/// The kernel's attributes as tune sees them: what it says, else the passes' defaults.
-fn current_attrs(func: &Func) -> BTreeMap<String, AttrValue> {
+/// The kernel's attributes as tune sees them: what it says, else the passes' defaults; and of the other
+/// attributes in `keys`, those the kernel sets.
+fn current_attrs<'k>(func: &Func, keys: impl Iterator<Item = &'k String>) -> BTreeMap<String, AttrValue> {
     let mut out = BTreeMap::new();
+    for key in keys.filter(|k| !TUNED_ATTRS.contains(&k.as_str())) {
+        if let Some(value) = func.attrs.get(key).and_then(|a| attr_value(a.clone()).ok()) {
+            out.insert(key.clone(), value);
+        }
+    }
     for key in TUNED_ATTRS {
         let value = match func.attrs.get(key) {
             Some(Attribute::Int(n)) => AttrValue::Int(*n),
@@ -532,14 +559,10 @@ fn current_attrs(func: &Func) -> BTreeMap<String, AttrValue> {
 /// itself with `--in-place`) and says on stderr what was chosen.
 fn write_best(args: &TuneArgs, source: &SourceFile, module: &Module, func: &str, best: &TuneRecord, records: &[TuneRecord]) -> Result<(), DriverError> {
     let index = module.funcs.iter().position(|f| f.name == func).ok_or_else(|| DriverError::Usage(format!("no kernel '@{func}' in the input")))?;
-    let before = current_attrs(&module.funcs[index]);
+    let before = current_attrs(&module.funcs[index], best.attrs.keys());
     for key in best.attrs.keys() {
-        if !TUNED_ATTRS.contains(&key.as_str()) && !is_tuned_param(key) {
-            return Err(DriverError::Usage(format!(
-                "the record of candidate '{}' sets '{key}', which tilec tune does not tune (it sets {})",
-                best.candidate,
-                TUNED_ATTRS.join(", ")
-            )));
+        if let Err(why) = crate::params::check_name(key, module, &source.name) {
+            return Err(DriverError::Usage(format!("the record of candidate '{}' sets '{key}', which tilec tune cannot set: {why}", best.candidate)));
         }
     }
     // Set in the text, not re-printed: comments stay, and so do the parameter names in the body.

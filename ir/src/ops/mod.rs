@@ -790,12 +790,12 @@ define_ops! {
         operands: [descriptor_a: One, descriptor_b: One, matrix_c: One],
         attributes: [
             mma_shape("mmaShape"): MmaShape ; "The instruction shape `[64, N, K]`: K 16 and N a multiple of 8 in 8..=256 for f16/bf16; K 32 and N 8, 16, 24 or a multiple of 16 up to 256 for s8/u8.",
-            transpose_a("transposeA"): bool = false ; "A is MN-major (`imm-trans-a` 1: its shared matrix holds M contiguous, K-by-K rows of M; f16/bf16 only); by default K-major.",
+            transpose_a("transposeA"): bool = false ; "A is MN-major (`imm-trans-a` 1: its shared matrix holds M contiguous, K-by-K rows of M; f16/bf16 only); by default K-major. Not with A from registers (always K-major).",
             transpose_b("transposeB"): bool = false ; "B is MN-major (`imm-trans-b` 1: its shared matrix holds N contiguous, a row-major K x N B; f16/bf16 only); by default K-major (a column-major B).",
         ],
         results: ONE,
         format: Some("$descriptor_a , $descriptor_b , $matrix_c attr-dict : type(results)"),
-        summary: "One `wgmma.mma_async.sync.aligned.m64nNkK` of the warpgroup: D = A (64xK, from shared memory through `descriptor_a`) * B (KxN, through `descriptor_b`) + C, A and B K-major unless `transposeA`/`transposeB` say MN-major (16-bit elements only), C and D the thread's N/2 accumulator elements (f32 for f16/bf16 inputs, s32 for s8/u8) in wgmma's D layout. Asynchronous: needs a `nvgpu.wgmma.fence` before, and D is readable only after `nvgpu.wgmma.commit_group` and a `nvgpu.wgmma.wait_group` that completes it.",
+        summary: "One `wgmma.mma_async.sync.aligned.m64nNkK` of the warpgroup: D = A (64xK) * B (KxN, from shared memory through `descriptor_b`) + C. A is read from shared memory through `descriptor_a` (an `index` made by `nvgpu.warpgroup.generate.descriptor`), or from registers (the RS form FlashAttention-3 uses for P·V): then `descriptor_a` is the thread's A fragment, `vector<4x2xf16>` / `vector<4x2xbf16>` (k16) or `vector<4x4xi8>` / `vector<4x4xu8>` (k32), in the layout `wgmma.m64k16.f16.a` (`tilec layout`: warp w of the warpgroup holds rows 16w..16w+15 as an mma.sync A fragment), always K-major. A and B are K-major unless `transposeA`/`transposeB` say MN-major (16-bit elements only), C and D the thread's N/2 accumulator elements (f32 for f16/bf16 inputs, s32 for s8/u8) in wgmma's D layout. Asynchronous: needs a `nvgpu.wgmma.fence` before (and after any write of C's or a register A's registers), and D is readable only after `nvgpu.wgmma.commit_group` and a `nvgpu.wgmma.wait_group` that completes it.",
     }
     SetMaxNRegInc = "nvgpu.setmaxnreg.inc" {
         operands: [],

@@ -3,10 +3,30 @@
 //! (the address is the backend's, so only its mask and shift live here), 16-29 the leading byte offset `>> 4`,
 //! 32-45 the stride byte offset `>> 4`, 49-51 the base offset (0: tiles are aligned to the swizzle's repeat),
 //! 62-63 the swizzle mode's layout type ([`SwizzleMode::wgmma_layout_type`]).
+//!
+//! And A from registers (the RS form, `wgmma.mma_async ... {a0..a3}, b-desc`): the thread's A fragment is
+//! four 32-bit registers, `vector<4x2xf16|bf16>` (k16) or `vector<4x4xi8|u8>` (k32) ([`register_a_type`]).
 
 use tilec_layout::SwizzleMode;
 
 use super::typed;
+use crate::types::{ScalarType, Type, VectorType};
+
+/// The type of a thread's register A fragment of `elem` (f16, bf16, s8, u8): four 32-bit registers.
+pub fn register_a_type(elem: ScalarType) -> Option<VectorType> {
+    match elem {
+        ScalarType::F16 | ScalarType::BF16 => Some(VectorType::new(&[4, 2], elem)),
+        ScalarType::I8 | ScalarType::U8 => Some(VectorType::new(&[4, 4], elem)),
+        _ => None,
+    }
+}
+
+/// The element type of a register A fragment: `ty` is a vector of [`register_a_type`]'s shape for its
+/// element type.
+pub fn register_a_elem(ty: &Type) -> Option<ScalarType> {
+    let Type::Vector(v) = ty else { return None };
+    (register_a_type(v.elem).as_ref() == Some(v)).then_some(v.elem)
+}
 
 /// The swizzle mode named by the op's `swizzle` attribute (bytes: 0, 32, 64, 128).
 pub fn swizzle_mode(bytes: u32) -> Option<SwizzleMode> {

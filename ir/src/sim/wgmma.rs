@@ -26,6 +26,11 @@
 //!   then the mode's permutation: panels `W` bytes wide along MN, `LBO` apart, each holding rows of K;
 //! - no swizzle: `start + (mn / T) * SBO + (mn % T) * e + (k / 8) * LBO + (k % 8) * 16`.
 //!
+//! # A from registers
+//! With a vector for A (`vector<4x2xf16>`, ...), each warp's 16 rows of A are its lanes' fragments, laid out
+//! as an mma.sync m16n8k16 (m16n8k32 for 8-bit) A fragment ([`Warp::register_a`]); like C, they must be
+//! written before the last fence.
+//!
 //! # Accumulator
 //! Thread `t` of the warpgroup holds N/2 elements; element `i` is D[16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) %
 //! 2)][8 (i / 4) + 2 (t % 4) + i % 2] (the ISA's "WGMMA .m64nNk16 register fragment layout for matrix D").
@@ -126,6 +131,17 @@ impl Descriptor {
 /// The (row, column) of D that element `i` of warpgroup thread `t` holds.
 pub(super) fn accumulator_coord(t: usize, i: usize) -> (usize, usize) {
     (16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * (t % 4) + i % 2)
+}
+
+/// The (row, column), within its warp's 16 rows, of value `i` of lane `lane`'s register A fragment of
+/// `elem_bytes`-byte elements (the ISA's "wgmma register fragment layout for matrix A"; [`Warp::register_a`]).
+pub(super) fn register_a_coord(lane: usize, i: usize, elem_bytes: u64) -> (usize, usize) {
+    let (g, t) = (lane / 4, lane % 4);
+    if elem_bytes == 2 {
+        (g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2))
+    } else {
+        (g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3))
+    }
 }
 
 /// One warp's wgmma state.
@@ -256,8 +272,10 @@ impl Warp {
                 .and_then(|o| o.operands.first())
                 .map(|&t| body.ty(t).element_type())
         };
-        let (Some(ea), Some(eb)) = (elem_of(mma.descriptor_a), elem_of(mma.descriptor_b)) else {
-            return Err(error(self, ctx, op, "A and B must be descriptors made by 'nvgpu.warpgroup.generate.descriptor'".into()));
+        // A from registers: the thread's fragment (the verifier's type).
+        let register_a = crate::ops::wgmma::register_a_elem(body.ty(mma.descriptor_a));
+        let (Some(ea), Some(eb)) = (register_a.or_else(|| elem_of(mma.descriptor_a)), elem_of(mma.descriptor_b)) else {
+            return Err(error(self, ctx, op, "A and B must be descriptors made by 'nvgpu.warpgroup.generate.descriptor' (A may be a register fragment)".into()));
         };
         let acc = match body.ty(mma.matrix_c) {
             Type::Vector(v) => v.elem,
@@ -292,15 +310,17 @@ impl Warp {
             }
             c.push(values);
         }
-        let (da, db) = (self.uniform_descriptor(ctx, op, mma.descriptor_a)?, self.uniform_descriptor(ctx, op, mma.descriptor_b)?);
-        for desc in [da, db] {
+        let da = if register_a.is_some() { None } else { Some(self.uniform_descriptor(ctx, op, mma.descriptor_a)?) };
+        let db = self.uniform_descriptor(ctx, op, mma.descriptor_b)?;
+        for desc in da.iter().chain([&db]) {
             if desc.base_offset != 0 {
                 return Err(error(self, ctx, op, "a descriptor's base offset must be 0".into()));
             }
         }
-        // The four warps of the warpgroup issue one instruction: the same descriptors and shape.
+        // The four warps of the warpgroup issue one instruction: the same descriptors and shape (a register A
+        // shows as descriptor 0: each warp's registers are its own).
         let shape = [mma.mma_shape.m, mma.mma_shape.n, mma.mma_shape.k];
-        let issue = (da.encode(), db.encode(), shape);
+        let issue = (da.map_or(0, |d| d.encode()), db.encode(), shape);
         let key = (self.id / 4, self.wgmma.issued);
         self.wgmma.issued += 1;
         match ctx.shared.wgmma_issues.get(&key) {
@@ -329,12 +349,17 @@ impl Warp {
                 d.address(mn, kk * bytes)
             }
         };
-        for r in 0..16 {
-            for kk in 0..k {
-                let row = (16 * warp_in_group + r) as u64;
-                let at = address(&da, mma.transpose_a, row, kk as u64, bytes_a);
-                a[r * k + kk] = self.shared_element(ctx, op, at, ea, &mut reads)?;
+        match da {
+            Some(da) => {
+                for r in 0..16 {
+                    for kk in 0..k {
+                        let row = (16 * warp_in_group + r) as u64;
+                        let at = address(&da, mma.transpose_a, row, kk as u64, bytes_a);
+                        a[r * k + kk] = self.shared_element(ctx, op, at, ea, &mut reads)?;
+                    }
+                }
             }
+            None => self.register_a(ctx, op, mma.descriptor_a, bytes_a, k, &mut a)?,
         }
         let mut b = vec![0.0; n * k];
         for col in 0..n {
@@ -367,6 +392,33 @@ impl Warp {
         self.wgmma.open.push(id);
         for lane in 0..32u32 {
             self.set(d, lane, Val::Pending(id));
+        }
+        Ok(())
+    }
+
+    /// A from registers: this warp's 16 rows of A (`a[r * k + kk]`) from its lanes' fragments, each value `i`
+    /// of lane `l` (groupID `g = l / 4`, threadID_in_group `t = l % 4`) at the ISA's "wgmma register fragment
+    /// layout for matrix A" ([`register_a_coord`]): 16-bit, row `g + 8 ((i >> 1) & 1)`, column `2 t + (i & 1) +
+    /// 8 (i >> 2)`; 8-bit, row `g + 8 ((i >> 2) & 1)`, column `4 t + (i & 3) + 16 (i >> 3)`. The registers must
+    /// have been written before the last fence, as C's.
+    fn register_a(&self, ctx: &Ctx<'_>, op: &Operation, v: Value, elem_bytes: u64, k: usize, a: &mut [f64]) -> Result<(), SimError> {
+        if self.epoch(v) >= self.wgmma.fence_epoch {
+            return Err(error(self, ctx, op, "A's registers were written after the last 'nvgpu.wgmma.fence': fence them first".into()));
+        }
+        for lane in 0..32usize {
+            let values = match self.val(v, lane as u32) {
+                Val::Vector(values) => values,
+                Val::Pending(_) => return Err(error(self, ctx, op, format!("lane {lane}: A is the D of a wgmma not yet waited for"))),
+                _ => return Err(SimError::Undefined { span: op.span, op: op.kind.name(), at: self.place(ctx), lane: lane as u32 }),
+            };
+            let want = if elem_bytes == 2 { 8 } else { 16 };
+            if values.len() != want {
+                return Err(error(self, ctx, op, format!("lane {lane}: A holds {} values, the fragment has {want}", values.len())));
+            }
+            for (i, &x) in values.iter().enumerate() {
+                let (r, c) = register_a_coord(lane, i, elem_bytes);
+                a[r * k + c] = x;
+            }
         }
         Ok(())
     }
@@ -422,6 +474,22 @@ pub(super) fn has_wgmma(func: &crate::body::Func) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The simulator's register A coordinates (the ISA's formula) are the catalogue's `wgmma.m64k16.f16.a` and
+    /// `wgmma.m64k32.s8.a` layouts (written as bases in tilec-layout) on each warp's 16 rows.
+    #[test]
+    fn register_a_is_the_catalogue_layout() {
+        for (name, bytes, values) in [("wgmma.m64k16.f16.a", 2u64, 8usize), ("wgmma.m64k32.s8.a", 1, 16)] {
+            let h = tilec_layout::hardware_layout(name).unwrap();
+            for thread in 0..128usize {
+                for i in 0..values {
+                    let (r, c) = register_a_coord(thread % 32, i, bytes);
+                    let want = h.coord(i as u32, thread as u32).unwrap();
+                    assert_eq!((16 * (thread / 32) + r, c), (want.0 as usize, want.1 as usize), "{name} thread {thread} value {i}");
+                }
+            }
+        }
+    }
 
     /// The descriptor round-trips through the ISA's bit fields.
     #[test]

@@ -8,7 +8,7 @@
 //! and ids are `index`, the phase parity and the predicate `i1`, as in MLIR. Which target lowers them is the
 //! catalogue's (`OpKind::min_target`: sm_90), checked where the target is known (`tilec check --target`).
 //!
-//! `nvgpu.warpgroup.mma` reads A and B through descriptors, and only through descriptors made by
+//! `nvgpu.warpgroup.mma` reads A from registers or through a descriptor, and B through a descriptor; only through descriptors made by
 //! `nvgpu.warpgroup.generate.descriptor` in the same kernel (no arithmetic on descriptors): their tiles give
 //! the element types, and their tiles are `tile.alloc_shared` allocations, which the placement aligns to 1024
 //! bytes so that the swizzle the hardware applies to addresses is the one the tile's layout applies to offsets.
@@ -190,13 +190,28 @@ fn is_panel_layout(t: &crate::types::TileType, mode: tilec_layout::SwizzleMode, 
 }
 
 /// `%da, %db, %c`: descriptors made by `nvgpu.warpgroup.generate.descriptor` (whose tiles give the element
-/// types), an instruction shape of the ISA, and C and D the thread's N/2 accumulator elements.
+/// types) or, for A, the thread's register fragment ([`crate::ops::wgmma::register_a_type`], K-major), an
+/// instruction shape of the ISA, and C and D the thread's N/2 accumulator elements.
 fn warpgroup_mma(v: &mut Verifier<'_>, op: &Operation, mma: &typed::WarpgroupMma) {
     whole_warpgroups(v, op);
     let name = "'nvgpu.warpgroup.mma'";
     let mut elems = Vec::new();
     for (what, desc) in [("A", mma.descriptor_a), ("B", mma.descriptor_b)] {
         let body = &v.func.body;
+        if what == "A" && matches!(v.ty(desc), Type::Vector(_)) {
+            // A from registers: the thread's fragment of four 32-bit registers, always K-major.
+            match crate::ops::wgmma::register_a_elem(v.ty(desc)) {
+                Some(e) => elems.push(e),
+                None => v.error(op.span, format!(
+                    "{name}: A from registers is the thread's fragment 'vector<4x2xf16>', 'vector<4x2xbf16>', 'vector<4x4xi8>' or 'vector<4x4xu8>', not '{}'",
+                    v.ty(desc)
+                )),
+            }
+            if mma.transpose_a {
+                v.error(op.span, format!("{name}: A from registers is K-major; transposeA is for A in shared memory only"));
+            }
+            continue;
+        }
         let source = body
             .defining_op(desc)
             .map(|d| body.op(d))
@@ -204,7 +219,7 @@ fn warpgroup_mma(v: &mut Verifier<'_>, op: &Operation, mma: &typed::WarpgroupMma
             .and_then(|d| d.operands.first().copied());
         match source.map(|t| v.ty(t)) {
             Some(Type::Tile(t)) => elems.push(t.elem),
-            _ => v.error(op.span, format!("{name}: {what} must be a descriptor made by 'nvgpu.warpgroup.generate.descriptor'")),
+            _ => v.error(op.span, format!("{name}: {what} must be a descriptor made by 'nvgpu.warpgroup.generate.descriptor'{}", if what == "A" { " or a register fragment" } else { "" })),
         }
     }
     let [a, b] = elems[..] else { return };

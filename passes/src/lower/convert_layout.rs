@@ -6,7 +6,8 @@
 //! away), or taken as they are where a fragment is unchanged.
 //!
 //! `tile.transpose` is a renaming too: layout assignment gives its result the source's layout with `row` and
-//! `col` exchanged, so the result's fragments are the source's, unchanged.
+//! `col` exchanged, so the result's fragments are the source's, unchanged (or nothing at all under a wgmma
+//! operand, which reads the shared tile).
 
 use tilec_ir::{typed, Diagnostic, OpId};
 
@@ -56,6 +57,10 @@ impl<'f> Lowering<'f> {
         let (Some(typed::Transpose { source }), Some(result)) = (op.view(), op.result()) else {
             return Err(Diagnostic::error(span, "malformed 'tile.transpose'"));
         };
+        if self.wgmma_operands.contains(&result) {
+            // A wgmma reads the shared tile under it (`crate::wgmma`): nothing was loaded, nothing to rename.
+            return Ok(());
+        }
         let src = self.fragments_of(source)?;
         let dst = self.fragments_of(result)?;
         let renamed = src.layout.exchange_outs("row", "col").ok();

@@ -1,6 +1,6 @@
 //! `tile.mma` → one `nvgpu.mma.sync` per (mi, ni, ki) instruction tile of the warp tile, or, where layout
-//! assignment chose wgmma ([`crate::wgmma`]), warpgroup MMAs reading A and B from shared memory
-//! ([`Lowering::lower_wgmma`]).
+//! assignment chose wgmma ([`crate::wgmma`]), warpgroup MMAs reading B, and A, from shared memory, or A
+//! from registers ([`Lowering::lower_wgmma`]).
 //!
 //! Which fragment of A, B and C is which instruction tile is read off the layouts: fragment `f` of a
 //! tile covers the instruction tile at `register_coord(f * V)` (lane 0, warp 0). The order is `ki`
@@ -80,8 +80,9 @@ impl<'f> Lowering<'f> {
     /// A wgmma `tile.mma`: per warpgroup (its m and n offsets from the warp id, through the accumulator
     /// layout's warp bases above the warpgroup's four warps), the accumulator fragments (one per m64 tile,
     /// N/2 values) flattened to the instruction's `vector<N/2 x acc>`; `nvgpu.wgmma.fence`; per k step (16,
-    /// or 32 for 8-bit) the descriptor of B at `[k, n0]` and, per m64 tile, that of A at `[m0, k]` and one
-    /// `nvgpu.warpgroup.mma`; commit, `wait_group 0` (nothing stays in flight: the shared tiles may be
+    /// or 32 for 8-bit) the descriptor of B at `[k, n0]` and, per m64 tile, that of A at `[m0, k]` (indices
+    /// exchanged on a shared tile the mma reads transposed), or A's register fragment of that m64 tile and k
+    /// step, and one `nvgpu.warpgroup.mma`; commit, `wait_group 0` (nothing stays in flight: the shared tiles may be
     /// refilled after the next barrier), and the results regrouped into fragments. In a pipelined k-loop,
     /// software-pipeline carries the flat vectors instead and keeps one group in flight
     /// (`pipelining::wgmma_in_flight`). A descriptor's start is
@@ -118,30 +119,47 @@ impl<'f> Lowering<'f> {
             }
             acc.push(v);
         }
+        // A from registers: fragment f is k step f % (K / k) of m64 tile f / (K / k) (`wgmma_a_layout`).
+        let mut register_a: HashMap<(u32, u32), Value> = HashMap::new();
+        if plan.a.is_none() {
+            let fa = self.fragments_of(mma.a)?;
+            let err = |m: String| Diagnostic::error(span, m);
+            for (f, &v) in self.frags(mma.a)?.iter().enumerate() {
+                register_a.insert(tile_index(&fa, f as u32, 64, plan.k).map_err(err)?, v);
+            }
+        }
         self.emit(typed::WgmmaFence {}.into_spec());
-        let (sa, sb) = (plan.a.shared, plan.b.shared);
         let k_total = self.ty(mma.a).as_tile().and_then(|t| t.static_shape()).and_then(|s| s.get(1).copied()).unwrap_or(0) as u32;
         let descriptor = |operand: &crate::wgmma::WgmmaOperand| {
             (operand.mode.span_bytes() as u32, operand.leading_byte_offset, operand.stride_byte_offset)
         };
-        let (swa, lboa, sboa) = descriptor(&plan.a);
         let (swb, lbob, sbob) = descriptor(&plan.b);
         let shape = plan.shape();
         let flat_ty = Type::Vector(flat.clone());
+        // A descriptor's indices on its shared tile: exchanged where the mma reads a transpose of it.
+        let at = |operand: &crate::wgmma::WgmmaOperand, first: Value, second: Value| if operand.transposed { vec![second, first] } else { vec![first, second] };
         for ks in 0..k_total / plan.k {
             let k = self.index(i64::from(ks * plan.k));
-            let db = typed::WarpgroupGenerateDescriptor { tensor: sb, indices: vec![k, n0], swizzle: swb, leading_byte_offset: lbob, stride_byte_offset: sbob };
+            let db = typed::WarpgroupGenerateDescriptor { tensor: plan.b.shared, indices: at(&plan.b, k, n0), swizzle: swb, leading_byte_offset: lbob, stride_byte_offset: sbob };
             let db = self.emit_value(db.into_spec().result(Type::INDEX));
             for (mt, slot) in acc.iter_mut().enumerate() {
-                let m = self.add_const(m0, 64 * mt as i64);
-                let da = typed::WarpgroupGenerateDescriptor { tensor: sa, indices: vec![m, k], swizzle: swa, leading_byte_offset: lboa, stride_byte_offset: sboa };
-                let da = self.emit_value(da.into_spec().result(Type::INDEX));
+                let a = match &plan.a {
+                    Some(pa) => {
+                        let m = self.add_const(m0, 64 * mt as i64);
+                        let (swa, lboa, sboa) = descriptor(pa);
+                        let da = typed::WarpgroupGenerateDescriptor { tensor: pa.shared, indices: at(pa, m, k), swizzle: swa, leading_byte_offset: lboa, stride_byte_offset: sboa };
+                        self.emit_value(da.into_spec().result(Type::INDEX))
+                    }
+                    None => *register_a.get(&(mt as u32, ks)).ok_or_else(|| {
+                        Diagnostic::error(span, format!("no register A fragment for m64 tile {mt}, k step {ks}; run layout-assignment"))
+                    })?,
+                };
                 let op = typed::WarpgroupMma {
-                    descriptor_a: da,
+                    descriptor_a: a,
                     descriptor_b: db,
                     matrix_c: *slot,
                     mma_shape: shape,
-                    transpose_a: plan.a.mn_major,
+                    transpose_a: plan.a.as_ref().is_some_and(|a| a.mn_major),
                     transpose_b: plan.b.mn_major,
                 };
                 *slot = self.emit_value(op.into_spec().result(flat_ty.clone()));

@@ -163,7 +163,8 @@ pub(crate) struct Lowering<'f> {
     pub requirements: BTreeSet<String>,
     /// The wgmma `tile.mma` ops and their plans, made before anything is lowered ([`crate::wgmma`]).
     pub wgmma: HashMap<OpId, crate::wgmma::WgmmaPlan>,
-    /// The A and B values of those mmas: their `tile.copy_s2r` emit nothing (the mma reads shared memory).
+    /// The shared A and B values of those mmas (and the copies under their transposes): their `tile.copy_s2r`
+    /// and `tile.transpose` emit nothing (the mma reads shared memory).
     pub wgmma_operands: std::collections::HashSet<Value>,
     /// The same requirements, machine-checkable: `(argument, axis, multiple)`: the extent `axis` of the
     /// function's argument must be a multiple of `multiple` ([`ASYNC_COPY_ALIGNMENT_ATTR`]).
@@ -259,21 +260,35 @@ pub fn lower_func_with_remarks(func: &mut Func, options: &LowerOptions) -> Resul
     Ok(cx.remarks)
 }
 
-/// The plans of the function's wgmma `tile.mma` ops (layout assignment chose them) and their A and B values.
+/// The plans of the function's wgmma `tile.mma` ops (layout assignment chose them) and the register values
+/// whose `tile.copy_s2r` (and `tile.transpose`) emit nothing: the shared A and B operands whose every use is
+/// a wgmma's (Q of the attention kernel feeds two mmas; were one an mma.sync, Q would be loaded).
 type WgmmaPlans = (HashMap<OpId, crate::wgmma::WgmmaPlan>, std::collections::HashSet<Value>);
 
 fn wgmma_plans(func: &Func, warps: u32) -> Result<WgmmaPlans, Diagnostic> {
     let mut ops = Vec::new();
     func.body.walk(func.entry, &mut |o| ops.push(o));
-    let (mut plans, mut operands) = (HashMap::new(), std::collections::HashSet::new());
-    for id in ops {
+    let mut plans = HashMap::new();
+    let mut candidates = Vec::new();
+    for &id in &ops {
         let op = func.body.op(id);
         let Some(mma) = op.view::<typed::Mma>().filter(crate::wgmma::is_wgmma) else { continue };
         let plan = crate::wgmma::wgmma_plan(func, id, warps)
             .map_err(|m| Diagnostic::error(op.span, format!("this 'tile.mma' has a wgmma shape but cannot use wgmma: {m}")))?;
-        operands.insert(mma.a);
-        operands.insert(mma.b);
+        for (operand, value) in [(plan.a.as_ref(), mma.a), (Some(&plan.b), mma.b)] {
+            if let Some(operand) = operand {
+                candidates.push((value, operand.loaded));
+            }
+        }
         plans.insert(id, plan);
+    }
+    let mut operands = std::collections::HashSet::new();
+    for (value, loaded) in candidates {
+        let only_wgmma = ops.iter().all(|&o| !func.body.op(o).operands.contains(&value) || plans.contains_key(&o));
+        if only_wgmma {
+            operands.insert(value);
+            operands.insert(loaded);
+        }
     }
     Ok((plans, operands))
 }

@@ -11,7 +11,8 @@
 //! initial values, the body chains the carried (possibly still pending) D into the next iteration's first
 //! wgmma (the ISA orders same-accumulator wgmmas of one warpgroup), its wait becomes `wait_group 1`, and
 //! `wait_group 0` plus the regrouping run once after the loop. Anything else in the body that would read a
-//! pending D, or a body of another shape, leaves the loop on the ordinary ring (wait_group 0 each iteration).
+//! pending D, a wgmma with A in registers (the RS form), or a body of another shape, leaves the loop on the
+//! ordinary ring (wait_group 0 each iteration).
 
 use std::collections::{HashMap, HashSet};
 
@@ -112,6 +113,17 @@ pub(super) fn plan(func: &Func, plan: &LoopPlan) -> Option<WgmmaCarry> {
     }
     let mmas: Vec<OpId> = post.iter().copied().filter(|&o| kind(o) == OpKind::WarpgroupMma).collect();
     if mmas.is_empty() || post[c..].iter().any(|&o| kind(o) == OpKind::WarpgroupMma) {
+        return None;
+    }
+    // Only A from shared memory (a descriptor): with A in registers (the RS form) a group in flight would also
+    // read registers the next k-step rewrites; that form keeps wait_group 0.
+    let a_from_shared = |o: OpId| {
+        body.op(o)
+            .view::<typed::WarpgroupMma>()
+            .and_then(|m| body.defining_op(m.descriptor_a))
+            .is_some_and(|d| kind(d) == OpKind::WarpgroupGenerateDescriptor)
+    };
+    if !mmas.iter().all(|&o| a_from_shared(o)) {
         return None;
     }
     // Every use of every value, in the whole function.

@@ -40,10 +40,10 @@ pub(super) fn run(args: &TuneArgs) -> Result<String, DriverError> {
     if args.repeat == 0 {
         return Err(DriverError::Usage("--repeat must be at least 1".into()));
     }
-    let space = candidates(args)?;
-    let (gpu, target) = open_gpu_unless_bundling(args.bundle.is_some(), args.target.as_deref())?;
     let source = read_source(&args.input)?;
     let module = parse_and_verify(&source)?;
+    let space = candidates(args, &module, &source.name)?;
+    let (gpu, target) = open_gpu_unless_bundling(args.bundle.is_some(), args.target.as_deref())?;
     let func = select_func(&module, args.func.as_deref())?;
     let ptxas = tilec_lower_ptx::ptxas::Ptxas::locate().ok();
     if ptxas.is_none() {

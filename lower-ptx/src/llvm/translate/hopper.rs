@@ -13,7 +13,7 @@
 //! | `nvgpu.wgmma.wait_group` | `llvm.nvvm.wgmma.wait_group.sync.aligned(i64 numGroups)` |
 //! | `nvgpu.setmaxnreg.inc/dec` | `llvm.nvvm.setmaxnreg.{inc,dec}.sync.aligned.u32(i32 count)` |
 //! | `nvgpu.warpgroup.generate.descriptor` | `ptrtoint` of the element's shared address, `(a & 0x3ffff) >> 4`, or'ed with the constant fields |
-//! | `nvgpu.warpgroup.mma` | inline PTX `wgmma.mma_async.sync.aligned.m64nNkK.{f32,s32}.A.B` (LLVM has no intrinsic for it), C tied to D |
+//! | `nvgpu.warpgroup.mma` | inline PTX `wgmma.mma_async.sync.aligned.m64nNkK.{f32,s32}.A.B` (LLVM has no intrinsic for it; `spine::wgmma_asm`), C tied to D, A a descriptor or four `.b32` registers |
 //!
 //! | `nvgpu.tma.async.load` | `llvm.nvvm.cp.async.bulk.tensor.g2s.tile.<N>d(ptr addrspace(7) dst, ptr addrspace(3) mbar, ptr tmap, i32 x.., i16 0, i64 0, i1 false, i1 false, i32 0)` (no multicast, no cache hint, no cta_group), under a branch with `predicate` |
 //! | `nvgpu.tma.async.store` | `llvm.nvvm.cp.async.bulk.tensor.s2g.tile.<N>d(ptr addrspace(3) src, ptr tmap, i32 x.., i64 0, i1 false)` |
@@ -36,7 +36,7 @@ use tilec_ir::ops::typed;
 
 use super::func::FuncTranslator;
 use super::Result;
-use crate::spine::{wgmma_descriptor_bits, wgmma_types, EmitHopper};
+use crate::spine::{wgmma_asm, wgmma_descriptor_bits, wgmma_register_a, wgmma_types, EmitHopper};
 
 impl<'ctx> FuncTranslator<'_, 'ctx> {
     /// The `ptr addrspace(3)` of barrier `%bars[%id]`.
@@ -206,40 +206,50 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
     }
 
     fn warpgroup_mma(&mut self, op: &Operation, v: &typed::WarpgroupMma) -> Result<()> {
-        let (ta, tb, td) = wgmma_types(self.func, v)
-            .ok_or_else(|| self.kernel.unsupported(op, "its descriptors must come from 'nvgpu.warpgroup.generate.descriptor' of f16, bf16, s8 or u8 tiles"))?;
+        let (ta, tb, td) = wgmma_types(self.func, v).ok_or_else(|| {
+            self.kernel.unsupported(op, "its descriptors must come from 'nvgpu.warpgroup.generate.descriptor' of f16, bf16, s8 or u8 tiles (A may be a register fragment)")
+        })?;
+        let register_a = wgmma_register_a(self.func, v);
         let (n, k) = (v.mma_shape.n, v.mma_shape.k);
         let count = n / 2;
         let c = self.vector(op, v.matrix_c)?;
         let elem: BasicTypeEnum = if td == "f32" { self.cx.f32_type().into() } else { self.cx.i32_type().into() };
-        let mut args: Vec<BasicMetadataValueEnum> = Vec::with_capacity(count as usize + 3);
+        let mut args: Vec<BasicMetadataValueEnum> = Vec::with_capacity(count as usize + 6);
         for i in 0..count {
             let x = self.builder.build_extract_element(c, self.cx.i32_type().const_int(u64::from(i), false), "")?;
             args.push(x.into());
         }
-        args.push(self.int(op, v.descriptor_a)?.into());
+        let i32_ty = self.cx.i32_type();
+        if register_a {
+            // The fragment's four 32-bit registers (two f16/bf16 or four 8-bit values each).
+            let a = self.vector(op, v.descriptor_a)?;
+            let words = self.builder.build_bit_cast(a, i32_ty.vec_type(4), "")?.into_vector_value();
+            for i in 0..4 {
+                args.push(self.builder.build_extract_element(words, i32_ty.const_int(i, false), "")?.into());
+            }
+        } else {
+            args.push(self.int(op, v.descriptor_a)?.into());
+        }
         args.push(self.int(op, v.descriptor_b)?.into());
-        args.push(self.cx.i32_type().const_int(1, false).into());
-        let d: Vec<String> = (0..count).map(|i| format!("${i}")).collect();
-        // f16/bf16 take imm-scale-a, imm-scale-b (1: not negated) and imm-trans-a, imm-trans-b (0: K-major,
-        // 1: MN-major).
-        let immediates = if td == "f32" { format!(", 1, 1, {}, {}", u8::from(v.transpose_a), u8::from(v.transpose_b)) } else { String::new() };
-        let asm = format!(
-            "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k{k}.{td}.{ta}.{tb} {{{}}}, ${}, ${}, p{immediates};\n}}\n",
-            2 * count + 2,
-            d.join(", "),
-            2 * count,
-            2 * count + 1
-        );
+        args.push(i32_ty.const_int(1, false).into());
+        let asm = wgmma_asm(n, k, (ta, tb, td), register_a, (v.transpose_a, v.transpose_b));
         let reg = if td == "f32" { "f" } else { "r" };
         let mut constraints: Vec<String> = (0..count).map(|_| format!("={reg}")).collect();
         constraints.extend((0..count).map(|i| i.to_string()));
-        constraints.extend(["l".to_string(), "l".to_string(), "r".to_string(), "~{memory}".to_string()]);
+        let a_constraints: &[&str] = if register_a { &["r", "r", "r", "r"] } else { &["l"] };
+        constraints.extend(a_constraints.iter().map(|s| s.to_string()));
+        constraints.extend(["l".to_string(), "r".to_string(), "~{memory}".to_string()]);
         let fields = vec![elem; count as usize];
         let result_ty = self.cx.struct_type(&fields, false);
         let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![elem.into(); count as usize];
         let i64_ty: inkwell::types::BasicMetadataTypeEnum = self.cx.i64_type().into();
-        params.extend([i64_ty, i64_ty, self.cx.i32_type().into()]);
+        let i32_meta: inkwell::types::BasicMetadataTypeEnum = i32_ty.into();
+        if register_a {
+            params.extend([i32_meta; 4]);
+        } else {
+            params.push(i64_ty);
+        }
+        params.extend([i64_ty, i32_meta]);
         let fn_ty = result_ty.fn_type(&params, false);
         let inline = self.cx.create_inline_asm(fn_ty, asm, constraints.join(","), true, false, None, false);
         let call = self.builder.build_indirect_call(fn_ty, inline, &args, "")?;

@@ -13,7 +13,7 @@
 //! | `nvgpu.wgmma.wait_group` | `nvvm.wgmma.wait.group.sync.aligned N` |
 //! | `nvgpu.setmaxnreg.inc/dec` | `nvvm.setmaxregister increase/decrease N` |
 //! | `nvgpu.warpgroup.generate.descriptor` | the element's shared address (`memref.extract_aligned_pointer_as_index` + offset), `(a & 0x3ffff) >> 4`, or'ed with the constant fields, as `arith` on `i64` |
-//! | `nvgpu.warpgroup.mma` | `nvvm.wgmma.mma_async` (C and D as `!llvm.struct`), A `row` and B `col` (both K-major) |
+//! | `nvgpu.warpgroup.mma` | `nvvm.wgmma.mma_async` (C and D as `!llvm.struct`), A `row` and B `col` (both K-major); A from registers: `llvm.inline_asm` of `spine::wgmma_asm` (NVVM's op takes A only through a descriptor) |
 //! | `nvgpu.tma.async.load` | `nvgpu.tma.async.load %desc[%x, ..], %group[%id] to %box` (upstream: `nvvm.cp.async.bulk.tensor.shared.cluster.global`) |
 //! | `nvgpu.tma.async.store` | `nvgpu.tma.async.store %box to %desc[%x, ..]` (upstream: `nvvm.cp.async.bulk.tensor.global.shared.cta`) |
 //! | `nvgpu.tma.commit_group` | `nvvm.cp.async.bulk.commit.group` |
@@ -41,7 +41,7 @@ use tilec_ir::ops::typed;
 
 use super::func::{FuncEmitter, WORKGROUP};
 use super::Result;
-use crate::spine::{wgmma_descriptor_bits, wgmma_types, EmitHopper};
+use crate::spine::{wgmma_asm, wgmma_descriptor_bits, wgmma_register_a, wgmma_types, EmitHopper};
 
 /// The group `bars` as an `!nvgpu.mbarrier.group` value, and that type.
 fn group(t: &mut FuncEmitter<'_>, op: &Operation, bars: Value) -> Result<(String, String)> {
@@ -219,6 +219,9 @@ impl EmitHopper for FuncEmitter<'_> {
             let x = self.emit(&format!("vector.extract {cv}[{i}] : {elem} from {cty}"));
             acc = self.emit(&format!("llvm.insertvalue {x}, {acc}[{i}] : {st}"));
         }
+        if wgmma_register_a(self.func, v) {
+            return self.warpgroup_mma_register_a(op, v, (ta, tb, td), acc, &st, &cty);
+        }
         let mut descriptors = Vec::new();
         for d in [v.descriptor_a, v.descriptor_b] {
             let d = self.name(op, d)?;
@@ -242,4 +245,51 @@ impl EmitHopper for FuncEmitter<'_> {
         self.set_result(op, out)
     }
 
+}
+
+impl FuncEmitter<'_> {
+    /// `nvgpu.warpgroup.mma` with A from registers: `llvm.inline_asm` of the PTX both backends emit
+    /// ([`wgmma_asm`]; NVVM's `nvvm.wgmma.mma_async` takes A only through a descriptor). A's fragment
+    /// (`vector<4x2xf16>`, ...) is bit-cast to four `i32` registers; `acc` is C as the struct D is.
+    fn warpgroup_mma_register_a(&mut self, op: &Operation, v: &typed::WarpgroupMma, types: (&str, &str, &str), acc: String, st: &str, cty: &str) -> Result<()> {
+        let (n, k) = (v.mma_shape.n, v.mma_shape.k);
+        let count = (n / 2) as usize;
+        let elem = if types.2 == "f32" { "f32" } else { "i32" };
+        let mut operands = Vec::with_capacity(count + 6);
+        let mut operand_types = Vec::with_capacity(count + 6);
+        for i in 0..count {
+            operands.push(self.emit(&format!("llvm.extractvalue {acc}[{i}] : {st}")));
+            operand_types.push(elem.to_string());
+        }
+        let (a, aty) = self.value(op, v.descriptor_a)?;
+        let words = self.emit(&format!("vector.bitcast {a} : {aty} to vector<4x1xi32>"));
+        for i in 0..4 {
+            operands.push(self.emit(&format!("vector.extract {words}[{i}, 0] : i32 from vector<4x1xi32>")));
+            operand_types.push("i32".to_string());
+        }
+        let b = self.name(op, v.descriptor_b)?;
+        operands.push(self.emit(&format!("arith.index_cast {b} : index to i64")));
+        operand_types.push("i64".to_string());
+        operands.push(self.emit("arith.constant 1 : i32"));
+        operand_types.push("i32".to_string());
+        let reg = if elem == "f32" { "f" } else { "r" };
+        let mut constraints: Vec<String> = (0..count).map(|_| format!("={reg}")).collect();
+        constraints.extend((0..count).map(|i| i.to_string()));
+        constraints.extend(["r", "r", "r", "r", "l", "r", "~{memory}"].map(String::from));
+        let asm = wgmma_asm(n, k, types, true, (false, v.transpose_b)).replace('\n', "\\n");
+        let d = self.emit(&format!(
+            "llvm.inline_asm has_side_effects asm_dialect = att \"{asm}\", \"{}\" {} : ({}) -> {st}",
+            constraints.join(","),
+            operands.join(", "),
+            operand_types.join(", ")
+        ));
+        let zero = if elem == "f32" { "0.0 : f32" } else { "0 : i32" };
+        let z = self.emit(&format!("arith.constant {zero}"));
+        let mut out = self.emit(&format!("vector.broadcast {z} : {elem} to {cty}"));
+        for i in 0..count {
+            let x = self.emit(&format!("llvm.extractvalue {d}[{i}] : {st}"));
+            out = self.emit(&format!("vector.insert {x}, {out} [{i}] : {elem} into {cty}"));
+        }
+        self.set_result(op, out)
+    }
 }
