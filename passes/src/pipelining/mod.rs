@@ -203,8 +203,13 @@ impl crate::Pass for SoftwarePipeline {
                 Some(on) => on,
                 None => kernel_attrs(func)?.fragments_ahead.unwrap_or(true),
             };
-            let attrs = kernel_attrs(func)?;
-            let specialize = attrs.warp_specialize.unwrap_or(false).then_some(attrs.num_warps);
+            // Unverified IR with a mistyped attribute: an error unless the options say everything else the pass
+            // reads (as for the attributes above); the verifier rejects such IR before any pass runs.
+            let specialize = match kernel_attrs(func) {
+                Ok(attrs) => attrs.warp_specialize.unwrap_or(false).then_some(attrs.num_warps),
+                Err(_) if self.stages.is_some() && self.fragments_ahead.is_some() => None,
+                Err(e) => return Err(e),
+            };
             if specialize.is_some() {
                 warp_specialize_func(func, stages)?;
                 continue;
