@@ -24,6 +24,20 @@ pub fn examples() -> Vec<(PathBuf, String)> {
     files.into_iter().map(|p| (p.clone(), std::fs::read_to_string(&p).unwrap())).collect()
 }
 
+/// The target to run an example's passes for: `default`, unless the example's `// targets:` line leaves it out
+/// (`examples/gemm_hopper.tir`: sm_90a only); then the first target that line names.
+pub fn example_target(text: &str, default: tilec_ir::Target) -> tilec_ir::Target {
+    let targets: Vec<tilec_ir::Target> = text
+        .lines()
+        .find_map(|l| l.strip_prefix("// targets:"))
+        .map(|t| t.split_whitespace().filter_map(|w| w.parse().ok()).collect())
+        .unwrap_or_default();
+    match targets.first() {
+        Some(&first) if !targets.contains(&default) => first,
+        _ => default,
+    }
+}
+
 /// A function with something for every cleanup pass to do: foldable constants, identities, duplicates,
 /// static and dynamic dims, a zero-trip loop, a loop with a loop-invariant duplicate, unused values.
 pub const DIRTY: &str = "tile.func @dirty(%A: tile<64x?xf16, global>, %out: tile<16x8xi32, global>, %n: index) {
