@@ -149,6 +149,7 @@ kernel_attributes! {
     global_alignment: Option<GlobalAlignment> = None ; "The alignment in bytes global-to-shared copies may assume (default 16: 16-byte cp.async).",
     copy_g2s: Option<CopyG2SMode> = None ; "How `tile.copy_g2s` copies: `\"tma\"` (TMA loads on mbarriers, sm_90a; an error at a copy TMA cannot do) or `\"cp_async\"`; by default TMA on sm_90a wherever it is legal, else cp.async (`--remarks` says why).",
     pipeline_stages: Option<u32> = None ; "Stages of the software pipeline of the main loop (default: 4, or as many as fit in shared memory).",
+    warp_specialize: Option<bool> = None ; "Whether the main loop gets a producer warpgroup (TMA and cp.async loads into an mbarrier ring with full and empty barriers, `setmaxnreg`) beside the `num_warps` consumer warps that run the wgmmas (sm_90a, wgmma with TMA loads; an error at the loop where it is not legal; default false).",
     fragments_ahead: Option<bool> = None ; "Whether the pipeliner loads the next k-step's register fragments during this one's mma (default true).",
     mma: Option<MmaInstruction> = None ; "Which tensor-core instruction `tile.mma` becomes: `\"wgmma\"` (sm_90a: warpgroup MMA reading A and B from shared memory; an error where it is not legal) or `\"mma_sync\"`; by default wgmma on sm_90a where legal, else mma.sync (a `--remarks` remark says why).",
     raster_group: Option<u32> = None ; "Group size of the grouped block order for L2 reuse (the rasterize pass; default 8, 1 turns it off).",

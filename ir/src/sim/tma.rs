@@ -8,7 +8,9 @@
 //!   then read back through the tile's own layout: if the layout and the mode disagreed, the data would
 //!   arrive permuted. Elements outside the tensor are zero (`CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`). The copy
 //!   lands at once, then completes the box's bytes on the mbarrier (its tx-count); for the race detector its
-//!   writes belong to the async proxy, ordered only by a wait on the phase it completes.
+//!   writes belong to the async proxy, ordered only by a wait on the phase it completes. Its destination must
+//!   not be read by a `nvgpu.warpgroup.mma` still in flight (any warpgroup's group not yet retired by a
+//!   `wgmma.wait_group`): the tensor cores read their operands asynchronously until then.
 //! - A store reads the source tile (through the swizzle) when issued and writes the box's elements that are
 //!   inside the tensor; the source's bytes stay in use until a `nvgpu.tma.wait_group` of the issuing thread
 //!   covers the store's bulk group (writing them before is [`SimError::AsyncHazard`]), and shared writes of
@@ -161,6 +163,9 @@ impl Warp {
             if let Some(address) = ctx.shared.bulk_read_in(bytes) {
                 return Err(SimError::AsyncHazard { span: op.span, op: op.kind.name(), at: self.place(ctx), lane, address });
             }
+            // A wgmma group not yet retired by its warpgroup's `wait_group` may read the stage any time until
+            // then: refilling it first races with the tensor cores (the ring must wait for the group first).
+            self.check_not_in_flight(ctx, op, bytes)?;
             let src = ctx.args[g].as_tile().ok_or_else(|| error(self, ctx, op, "the tensor has no data".into()))?;
             let n: u64 = map.box_shape.iter().product();
             let values: Vec<f64> =

@@ -52,7 +52,7 @@
 //! - The shared memory it reads must not be written by the generic proxy (stores, `cp.async`) without a
 //!   `nvgpu.fence.proxy.async` of the writing warp after the write (conservative: the simulator asks the
 //!   writer to fence), nor be the target of a `cp.async` still pending; and while the mma is in flight (until
-//!   a wait retires it) no warp may write what it reads (a store, `cp.async` or `stmatrix` there is an error:
+//!   a wait retires it) no warp may write what it reads (a store, `cp.async`, `stmatrix` or TMA load there is an error:
 //!   the hardware may read it any time until then).
 
 use std::collections::VecDeque;

@@ -83,7 +83,9 @@ impl<'f> Lowering<'f> {
     /// or 32 for 8-bit) the descriptor of B at `[k, n0]` and, per m64 tile, that of A at `[m0, k]` (indices
     /// exchanged on a shared tile the mma reads transposed), or A's register fragment of that m64 tile and k
     /// step, and one `nvgpu.warpgroup.mma`; commit, `wait_group 0` (nothing stays in flight: the shared tiles may be
-    /// refilled after the next barrier), and the results regrouped into fragments. A descriptor's start is
+    /// refilled after the next barrier), and the results regrouped into fragments. In a pipelined k-loop,
+    /// software-pipeline carries the flat vectors instead and keeps one group in flight
+    /// (`pipelining::wgmma_in_flight`). A descriptor's start is
     /// the element's address through the tile's layout: inside a K-major swizzle atom it moves by the k
     /// step's bytes (the rows at a multiple of 8 are unswizzled), in an MN-major tile by whole K rows.
     pub(super) fn lower_wgmma(&mut self, id: OpId, mma: &typed::Mma, result: Value) -> Result<(), Diagnostic> {

@@ -53,8 +53,30 @@
 //! mbarriers: the barrier is there anyway (it orders the cp.async copies' visibility, and the fragments-ahead
 //! schedule reads the next stage right after it), all warps both produce and consume here (no warp
 //! specialization), and a TMA load issued after a barrier that follows the reads is ordered after them (the
-//! race detector checks it: `tests/lit/sim/tma-ring.test`). Empty barriers pay off with a producer warp, which
-//! this pass does not build.
+//! race detector checks it: `tests/lit/sim/tma-ring.test`). Empty barriers pay off with a producer warp: the kernel
+//! attribute `warp_specialize = true` builds one ([`warp_specialized`]: full and empty rings, no CTA barrier in
+//! the k-loop).
+//!
+//! # wgmma: one group in flight
+//! A body whose compute part is a wgmma chain as `lower-tile-to-nvgpu` makes it (flatten the carried fragments,
+//! `wgmma.fence`, the wgmmas, `commit_group`, `wait_group 0`, regroup: [`wgmma_in_flight`]) keeps one wgmma
+//! group in flight, as CUTLASS's sm90 mainloop does (`warpgroup_wait<1>` before releasing the stage the previous
+//! k-step read). The loop carries wgmma's accumulator vectors (flattened once before the loop, regrouped once
+//! after `wait_group 0` behind it), and iteration `i`, reading stage `i % S`, is
+//! ```text
+//! wait for stage i % S (cp.async groups: all but the S-2 newest; mbarrier i % S at the parity of the round)
+//! [fence.proxy.async]   [barrier: only with cp.async or synchronous copies, which a barrier makes visible]
+//! wgmma.fence; the wgmmas of iteration i, chained on the carried (perhaps pending) D; commit_group
+//! wait_group 1          the group of iteration i-1 retires (iteration i's stays in flight)
+//! barrier               every warpgroup has retired its group i-1: stage (i-1) % S is read by nobody
+//! refill stage (i-1) % S = (i+S-1) % S with iteration i+S-1 (TMA: thread 0, predicated on k < ub)
+//! ```
+//! The prefetch distance stays `S-1` iterations and the prologue fills stages `0 .. S-2`, as above; only the
+//! refill moves behind the wgmmas, `wait_group 1` and its barrier. With `S = 2` the refill of iteration `i+1`
+//! is issued while the group of `i` runs. The simulator holds a wgmma's shared reads until a `wait_group`
+//! retires its group, so a refill of a stage whose group is still in flight is an error there
+//! (`tests/lit/sim/wgmma-ring.test`). A wgmma body of another shape, or with register fragments loaded ahead (an
+//! mma.sync schedule), keeps the ring above with `wait_group 0` in the body.
 //!
 //! Stages: the pass option `stages=N` (2..=8), else the function attribute `pipeline_stages`, else
 //! [`DEFAULT_STAGES`] or, where that many would not fit the target's shared memory per block, the most
@@ -84,6 +106,10 @@ use tilec_ir::ops::BinaryArith;
 use crate::kernel_attrs::kernel_attrs;
 use crate::lower::GLOBAL_ALIGNMENT_ATTR;
 use crate::options::PassOptions;
+
+mod warp_specialized;
+mod wgmma_in_flight;
+use wgmma_in_flight::WgmmaCarry;
 
 /// Stages when neither the pass option nor the function attribute says.
 pub const DEFAULT_STAGES: u32 = 4;
@@ -177,6 +203,17 @@ impl crate::Pass for SoftwarePipeline {
                 Some(on) => on,
                 None => kernel_attrs(func)?.fragments_ahead.unwrap_or(true),
             };
+            // Unverified IR with a mistyped attribute: an error unless the options say everything else the pass
+            // reads (as for the attributes above); the verifier rejects such IR before any pass runs.
+            let specialize = match kernel_attrs(func) {
+                Ok(attrs) => attrs.warp_specialize.unwrap_or(false).then_some(attrs.num_warps),
+                Err(_) if self.stages.is_some() && self.fragments_ahead.is_some() => None,
+                Err(e) => return Err(e),
+            };
+            if specialize.is_some() {
+                warp_specialize_func(func, stages)?;
+                continue;
+            }
             for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit) {
                 // Asked for by the kernel (or the pass option) and not done: the user must hear it.
                 if explicit {
@@ -260,6 +297,40 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
         }
     }
     skipped
+}
+
+/// Warp-specializes the k-loop of a kernel with `warp_specialize = true` ([`warp_specialized`]): exactly one
+/// loop with copies, which must match the ring and meet [`warp_specialized::legality`]; anything else is an
+/// error at the loop (or the kernel), since the kernel asked for it.
+fn warp_specialize_func(func: &mut Func, stages: u32) -> Result<(), Diagnostic> {
+    let num_warps = kernel_attrs(func)?.num_warps;
+    let mut loops = Vec::new();
+    func.body.walk(func.entry, &mut |op| loops.push(op));
+    loops.retain(|&op| func.body.op(op).kind == OpKind::For);
+    let mut plans = Vec::new();
+    for l in loops {
+        let span = func.body.op(l).span;
+        let stages = loop_stages(func, l).unwrap_or(stages);
+        match analyze(func, l) {
+            Ok(Some(plan)) => plans.push((l, plan, stages)),
+            Ok(None) => {}
+            Err(why) => return Err(Diagnostic::error(span, format!("warp_specialize = true: this loop cannot be warp-specialized: {why}"))),
+        }
+    }
+    let [(l, plan, stages)] = &plans[..] else {
+        return Err(Diagnostic::error(
+            func.span,
+            format!("warp_specialize = true: the kernel must have exactly one k-loop with copies, not {}", plans.len()),
+        ));
+    };
+    let span = func.body.op(*l).span;
+    if *stages < 2 {
+        return Err(Diagnostic::error(span, format!("warp_specialize = true needs {STAGES_ATTR} of at least 2, not {stages}")));
+    }
+    let carry = warp_specialized::legality(func, *l, plan, num_warps)
+        .map_err(|why| Diagnostic::error(span, format!("warp_specialize = true: this loop cannot be warp-specialized: {why}")))?;
+    warp_specialized::transform(func, *l, plan, carry, *stages, num_warps);
+    Ok(())
 }
 
 /// A loop's own stage count (its `pipeline_stages` attribute), if it has one.
@@ -767,6 +838,8 @@ struct Ring<'p> {
     /// With TMA loads: the group of `S` mbarriers (barrier `s` for stage `s`) and the stage numbers as
     /// `index` constants.
     mbarriers: Option<(Value, Vec<Value>)>,
+    /// With wgmma accumulators carried in the wgmma layout: one group stays in flight ([`wgmma_in_flight`]).
+    carry: Option<WgmmaCarry>,
 }
 
 impl Ring<'_> {
@@ -774,9 +847,22 @@ impl Ring<'_> {
     /// only where `k < ub` (zero-filling otherwise); then one commit. `map` holds the values the body's
     /// values stand for (the induction variable is mapped to `k` here).
     fn copies(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, map: &mut HashMap<Value, Value>) {
+        self.copies_part(func, at, k, stage, map, true, true);
+    }
+
+    /// [`Ring::copies`], leaving out the TMA loads and their arrive unless `tma`, and the commit unless `commit`
+    /// (warp specialization runs the cp.async part once per block of 128 producer threads). A
+    /// `nvgpu.thread_id` or `nvgpu.warp_id` whose result `map` already gives is not cloned.
+    #[allow(clippy::too_many_arguments)]
+    fn copies_part(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, map: &mut HashMap<Value, Value>, tma: bool, commit: bool) {
         map.insert(self.iv, k);
         let valid = at.cmp(func, CmpPredicate::Lt, k, self.ub);
         for &o in &self.plan.pre {
+            let kind = func.body.op(o).kind;
+            let renumbered = matches!(kind, OpKind::ThreadId | OpKind::WarpId) && func.body.op(o).results.iter().all(|r| map.contains_key(r));
+            if renumbered || (!tma && matches!(kind, OpKind::TmaAsyncLoad | OpKind::MBarrierArriveExpectTx)) {
+                continue;
+            }
             let view = AnyOp::from_op(func.body.op(o));
             let mapped = |map: &HashMap<Value, Value>, v: Value| *map.get(&v).unwrap_or(&v);
             // What makes a copy of an iteration past the end read nothing: a cp.async's element count, or a
@@ -838,7 +924,7 @@ impl Ring<'_> {
                 }
             }
         }
-        if self.plan.has_async_wait {
+        if self.plan.has_async_wait && commit {
             at.emit(func, OpSpec::new(OpKind::DeviceAsyncCreateGroup));
         }
     }
@@ -878,6 +964,9 @@ impl Ring<'_> {
     /// wait for them, barrier, prefetch iteration `k + (S-1)*step` into the stage freed last iteration,
     /// compute. `carried` are the values of the loop-carried variables; returns their next values.
     fn iteration(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, carried: &[Value]) -> Vec<Value> {
+        if let Some(carry) = &self.carry {
+            return self.iteration_in_flight(func, at, carry, k, stage, carried);
+        }
         let s = self.stages as usize;
         let block_args = func.body.block(self.plan.body).args.clone();
         let mut map: HashMap<Value, Value> = HashMap::new();
@@ -902,6 +991,54 @@ impl Ring<'_> {
             at.clone_op(func, o, &mut map);
         }
         self.plan.yielded.iter().map(|v| *map.get(v).unwrap_or(v)).collect()
+    }
+
+    /// One iteration keeping one wgmma group in flight (module docs, "wgmma"): wait for stage `stage`, a
+    /// barrier only where cp.async (or synchronous) copies need one to be visible to every warp, the compute part
+    /// with the accumulators carried in the wgmma layout (`carried` holds those D vectors, perhaps pending)
+    /// and `wait_group 1` (the previous iteration's group retires), a barrier (every warpgroup has retired
+    /// it), then the refill of the stage that group read, `(stage - 1) % S`, with iteration `k + (S-1)*step`.
+    fn iteration_in_flight(&self, func: &mut Func, at: &Emitter, carry: &WgmmaCarry, k: Value, stage: usize, carried: &[Value]) -> Vec<Value> {
+        let s = self.stages as usize;
+        let block_args = func.body.block(self.plan.body).args.clone();
+        let mut map: HashMap<Value, Value> = HashMap::new();
+        for (&a, &c) in block_args[1..].iter().zip(carried) {
+            map.insert(a, c);
+        }
+        for acc in &carry.accs {
+            map.insert(acc.flat, carried[acc.index]);
+        }
+        self.wait(func, at, k, stage);
+        if self.plan.has_async_wait {
+            at.emit(func, OpSpec::new(OpKind::Barrier));
+        }
+        map.insert(self.iv, k);
+        for &o in &self.plan.address {
+            at.clone_op(func, o, &mut map);
+        }
+        let pf_map = map.clone();
+        for (&tile, allocs) in &self.allocs {
+            map.insert(tile, allocs[stage]);
+        }
+        for &o in &self.plan.post {
+            if carry.dropped.contains(&o) {
+                continue;
+            }
+            if o == carry.wait {
+                at.emit(func, typed::WgmmaWaitGroup { num_groups: 1 }.into_spec());
+                continue;
+            }
+            at.clone_op(func, o, &mut map);
+        }
+        at.emit(func, OpSpec::new(OpKind::Barrier));
+        let ahead = at.add_steps(func, k, self.stages - 1, self.step);
+        let mut pf_map = pf_map;
+        self.copies(func, at, ahead, (stage + s - 1) % s, &mut pf_map);
+        let mut out: Vec<Value> = self.plan.yielded.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+        for acc in &carry.accs {
+            out[acc.index] = *map.get(&acc.d).unwrap_or(&acc.d);
+        }
+        out
     }
 
     /// The phase-0 fragment loads of the iteration at `k` (tiles in `stage`); returns the carried outputs.
@@ -1018,17 +1155,11 @@ fn mbarrier_group(func: &mut Func, m: &MbarrierUse, stages: i64) -> (Value, Vec<
     (m.barriers, ids)
 }
 
+/// One allocation per stage and copied tile, stage 0 the original, each placed after the one before and named
+/// after the tile (`%sa`, `%sa_stage1`, ...).
 // Invariant: `plan.tiles` are results of placed `tile.alloc_shared` ops (`LoopPlan` only accepts those).
 #[allow(clippy::expect_used)]
-fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_ahead: bool) {
-    let s = stages as i64;
-    let lop = func.body.op(l).clone();
-    let span = lop.span;
-    let typed::For { lower: lb, upper: ub, step, .. } = plan.header;
-    let iv = func.body.block(plan.body).args[0];
-    let pro = Emitter::before(l, span);
-
-    // 1. One allocation per stage and copied tile (stage 0 is the original).
+fn stage_allocs(func: &mut Func, plan: &LoopPlan, s: i64) -> HashMap<Value, Vec<Value>> {
     let mut allocs: HashMap<Value, Vec<Value>> = HashMap::new();
     for &(tile, _) in &plan.tiles {
         let def = func.body.defining_op(tile).expect("an alloc");
@@ -1052,11 +1183,28 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         }
         allocs.insert(tile, list);
     }
+    allocs
+}
+
+// Invariant: `plan.tiles` are results of placed `tile.alloc_shared` ops (`LoopPlan` only accepts those).
+#[allow(clippy::expect_used)]
+fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_ahead: bool) {
+    let s = stages as i64;
+    let lop = func.body.op(l).clone();
+    let span = lop.span;
+    let typed::For { lower: lb, upper: ub, step, .. } = plan.header;
+    let iv = func.body.block(plan.body).args[0];
+    let pro = Emitter::before(l, span);
+
+    // 1. One allocation per stage and copied tile (stage 0 is the original).
+    let allocs = stage_allocs(func, plan, s);
     let zero = pro.constant(func, 0);
     let one = pro.constant(func, 1);
     let frag = if fragments_ahead { fragment_plan(func, plan) } else { None };
     let mbarriers = plan.mbarrier.as_ref().map(|m| mbarrier_group(func, m, s));
-    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag, lb, mbarriers };
+    // Register fragments loaded ahead are an mma.sync schedule; a wgmma body keeps a group in flight instead.
+    let carry = if frag.is_none() { wgmma_in_flight::plan(func, plan) } else { None };
+    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag, lb, mbarriers, carry };
 
     // 2. Trip counts: T iterations, the unrolled loop runs T - T % S of them.
     let span_v = pro.binary(func, BinaryArith::Sub, ub, lb);
@@ -1087,8 +1235,22 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let frag_tys: Vec<Type> = frags.iter().map(|&v| func.body.ty(v).clone()).collect();
     let n_carried = lop.results.len();
 
+    // With a wgmma group in flight, the loop carries the accumulators in the wgmma layout: flattened once here.
+    let mut inits: Vec<Value> = plan.header.inits.clone();
+    let mut carried_tys: Vec<Type> = lop.results.iter().map(|&r| func.body.ty(r).clone()).collect();
+    if let Some(carry) = &ring.carry {
+        let args = func.body.block(plan.body).args.clone();
+        for acc in &carry.accs {
+            let mut map = HashMap::from([(args[acc.index + 1], inits[acc.index])]);
+            for &o in &acc.flatten {
+                pro.clone_op(func, o, &mut map);
+            }
+            inits[acc.index] = *map.get(&acc.flat).unwrap_or(&inits[acc.index]);
+            carried_tys[acc.index] = WgmmaCarry::flat_type(func, acc);
+        }
+    }
+
     // 4. The main loop, unrolled S times: stage j in copy j.
-    let carried_tys: Vec<Type> = lop.results.iter().map(|&r| func.body.ty(r).clone()).collect();
     let main_block = func.body.new_block();
     let iv_name = func.body.value(iv).name.clone();
     let k0 = func.body.add_block_arg(main_block, Type::INDEX, iv_name, Span::UNKNOWN);
@@ -1102,7 +1264,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     }
     let yielded: Vec<Value> = carried.iter().chain(&fr).copied().collect();
     inner.emit(func, typed::Yield { values: yielded }.into_spec());
-    let inits: Vec<Value> = plan.header.inits.iter().chain(&frags).copied().collect();
+    let inits: Vec<Value> = inits.iter().chain(&frags).copied().collect();
     let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None }.into_spec().region(main_block).span(span);
     spec.result_types = all_tys.clone();
     spec.attrs = lop.attrs.clone();
@@ -1129,6 +1291,18 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     // Nothing in flight after the loop (TMA loads are issued only for iterations that wait for them).
     if plan.has_async_wait {
         pro.wait(func, 0);
+    }
+    // The last wgmma group retires; the accumulators are regrouped into the loop's fragments.
+    if let Some(carry) = &ring.carry {
+        pro.emit(func, typed::WgmmaWaitGroup { num_groups: 0 }.into_spec());
+        for acc in &carry.accs {
+            let y = plan.yielded[acc.index];
+            let mut map = HashMap::from([(acc.d, results[acc.index])]);
+            for &o in &acc.regroup {
+                pro.clone_op(func, o, &mut map);
+            }
+            results[acc.index] = *map.get(&y).unwrap_or(&results[acc.index]);
+        }
     }
 
     for (i, &old) in lop.results.iter().enumerate() {
