@@ -13,8 +13,8 @@
 #   python3 scripts/bench_hopper_table.py OUT/bench-hopper.jsonl
 #                                            here: the README table (kernel, shape, TF/s, cuBLAS, ratio)
 #
-# Kernels: the Hopper configurations (examples/gemm_hopper.tir, gemm_bf16_hopper.tir: 256x128x64, 8 warps,
-# 4 stages, wgmma, A by TMA) through the LLVM and the MLIR backend, and for comparison the sm_80/sm_90
+# Kernels: the Hopper configurations (examples/gemm_hopper.tir, gemm_bf16_hopper.tir: 128x256x64, 8 warps,
+# 3 stages, wgmma, A and B by TMA) through the LLVM and the MLIR backend, and for comparison the sm_80/sm_90
 # configuration of the same kernel (gemm_256x128.tir, gemm_bf16_256x128.tir: BK = 32) compiled for sm_90a.
 # Variants of a kernel: add `FILE:BACKEND:--param NAME=V ...` entries (tilec bench --param; the settings name
 # the bundle and appear in the label).

@@ -86,7 +86,7 @@ BENCH_SM90A=(
   examples/gemm_bf16_256x128.tir:4096,4096,4096
   examples/gemm_bf16_256x128.tir:8192,8192,8192
   examples/gemm_s8_b_col.tir:4096,4096,4096
-  # The Hopper configurations (256x128x64, 8 warps, 4 stages, wgmma; scripts/bench-hopper.sh has every shape).
+  # The Hopper configurations (128x256x64, 8 warps, 3 stages, wgmma; scripts/bench-hopper.sh has every shape).
   examples/gemm_hopper.tir:4096,4096,4096
   examples/gemm_hopper.tir:8192,8192,8192
   examples/gemm_bf16_hopper.tir:4096,4096,4096
@@ -189,8 +189,8 @@ prepare)
     "$TILEC" bundle examples/gemm_256x128.tir -o "$DEV/$out/wgmma_gemm_256x128_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_bf16_256x128.tir -o "$DEV/$out/wgmma_gemm_bf16_256x128_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_s8_b_col.tir -o "$DEV/$out/wgmma_gemm_s8_b_col_67x45x38" --shape 67,45,38 "${h[@]}"
-    # The Hopper configurations (examples/gemm_hopper.tir, gemm_bf16_hopper.tir: 256x128x64 over two warpgroups,
-    # 4 stages), ragged in M, N and K (a partial k-step) and at odd sizes (synchronous copies).
+    # The Hopper configurations (examples/gemm_hopper.tir, gemm_bf16_hopper.tir: 128x256x64 over two warpgroups,
+    # 3 stages), ragged in M, N and K (a partial k-step) and at odd sizes (synchronous copies).
     "$TILEC" bundle examples/gemm_hopper.tir -o "$DEV/$out/wgmma_gemm_hopper_300x200x136" "${h[@]}"
     "$TILEC" bundle examples/gemm_hopper.tir -o "$DEV/$out/wgmma_gemm_hopper_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_bf16_hopper.tir -o "$DEV/$out/wgmma_gemm_bf16_hopper_300x200x136" "${h[@]}"
