@@ -91,6 +91,8 @@ BENCH_SM90A=(
   examples/gemm_hopper.tir:8192,8192,8192
   examples/gemm_bf16_hopper.tir:4096,4096,4096
   examples/gemm_bf16_hopper.tir:8192,8192,8192
+  examples/gemm_s8_hopper.tir:4096,4096,4096
+  examples/gemm_s8_hopper.tir:8192,8192,8192
 )
 
 # prepare_seeds TILEC: the seed's inputs and printed outputs into $DEV/seed-inputs/seed_X/, a bundle per program.
@@ -195,6 +197,8 @@ prepare)
     "$TILEC" bundle examples/gemm_hopper.tir -o "$DEV/$out/wgmma_gemm_hopper_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_bf16_hopper.tir -o "$DEV/$out/wgmma_gemm_bf16_hopper_300x200x136" "${h[@]}"
     "$TILEC" bundle examples/gemm_bf16_hopper.tir -o "$DEV/$out/wgmma_gemm_bf16_hopper_261x133x67" --shape 261,133,67 "${h[@]}"
+    "$TILEC" bundle examples/gemm_s8_hopper.tir -o "$DEV/$out/wgmma_gemm_s8_hopper_300x300x200" "${h[@]}"
+    "$TILEC" bundle examples/gemm_s8_hopper.tir -o "$DEV/$out/wgmma_gemm_s8_hopper_261x133x70" --shape 261,133,70 "${h[@]}"
     "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/wgmma_gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${h[@]}"
     # The flash-attention forward on sm_90a: S = Q·Kᵀ by wgmma from shared Q and K, O += P·V by wgmma with P
     # from registers (the RS form) and V MN-major from shared memory; ragged S (masked last key block), d 64
