@@ -732,6 +732,16 @@ enum Place {
     End(BlockId),
 }
 
+/// Every use of the old loop's `old` results takes the pipelined loop's `new` ones, which keep the old names.
+pub(super) fn replace_loop_results(func: &mut Func, old: &[Value], new: &[Value]) {
+    for (&old, &new) in old.iter().zip(new) {
+        if let Some(name) = func.body.value(old).name.clone() {
+            func.body.values[new.index()].name = Some(name);
+        }
+        func.body.replace_all_uses(old, new);
+    }
+}
+
 /// Emits ops at a fixed place, with a span.
 struct Emitter {
     place: Place,
@@ -1294,23 +1304,10 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     }
     // The last wgmma group retires; the accumulators are regrouped into the loop's fragments.
     if let Some(carry) = &ring.carry {
-        pro.emit(func, typed::WgmmaWaitGroup { num_groups: 0 }.into_spec());
-        for acc in &carry.accs {
-            let y = plan.yielded[acc.index];
-            let mut map = HashMap::from([(acc.d, results[acc.index])]);
-            for &o in &acc.regroup {
-                pro.clone_op(func, o, &mut map);
-            }
-            results[acc.index] = *map.get(&y).unwrap_or(&results[acc.index]);
-        }
+        carry.retire_after_loop(func, &pro, plan, &mut results);
     }
 
-    for (i, &old) in lop.results.iter().enumerate() {
-        if let Some(name) = func.body.value(old).name.clone() {
-            func.body.values[results[i].index()].name = Some(name);
-        }
-        func.body.replace_all_uses(old, results[i]);
-    }
+    replace_loop_results(func, &lop.results, &results);
     // The old loop and its body go.
     let old_ops = std::mem::take(&mut func.body.block_mut(plan.body).ops);
     for o in old_ops {

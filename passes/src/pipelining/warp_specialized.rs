@@ -38,7 +38,7 @@ use tilec_ir::typed;
 use tilec_ir::{Attribute, BlockId, Func, OpId, OpKind, OpSpec, Span, Type, TypedOp, Value};
 
 use super::wgmma_in_flight::{self, WgmmaCarry};
-use super::{mbarrier_group, stage_allocs, Emitter, LoopPlan, MbarrierUse, Ring};
+use super::{mbarrier_group, replace_loop_results, stage_allocs, Emitter, LoopPlan, MbarrierUse, Ring};
 use crate::analysis::effects::is_pure;
 
 /// Registers per thread the producer warpgroup keeps (`setmaxnreg.dec`).
@@ -362,21 +362,8 @@ pub(super) fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, carry: WgmmaC
         let id = cons.emit(func, spec);
         results = func.body.op(id).results.clone();
     }
-    cons.emit(func, typed::WgmmaWaitGroup { num_groups: 0 }.into_spec());
-    for acc in &carry.accs {
-        let y = plan.yielded[acc.index];
-        let mut map = HashMap::from([(acc.d, results[acc.index])]);
-        for &o in &acc.regroup {
-            cons.clone_op(func, o, &mut map);
-        }
-        results[acc.index] = *map.get(&y).unwrap_or(&results[acc.index]);
-    }
-    for (i, &old) in lop.results.iter().enumerate() {
-        if let Some(name) = func.body.value(old).name.clone() {
-            func.body.values[results[i].index()].name = Some(name);
-        }
-        func.body.replace_all_uses(old, results[i]);
-    }
+    carry.retire_after_loop(func, &cons, plan, &mut results);
+    replace_loop_results(func, &lop.results, &results);
     // The epilogue (everything after the loop but the return) runs in the consumers' branch.
     let entry = func.entry;
     let ops = func.body.block(entry).ops.clone();

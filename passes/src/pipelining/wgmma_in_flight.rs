@@ -17,9 +17,9 @@
 use std::collections::{HashMap, HashSet};
 
 use tilec_ir::typed::{self, AnyOp};
-use tilec_ir::{Func, OpId, OpKind, Type, Value};
+use tilec_ir::{Func, OpId, OpKind, Type, TypedOp, Value};
 
-use super::LoopPlan;
+use super::{Emitter, LoopPlan};
 
 /// How a loop body's wgmma accumulators are carried in the wgmma layout.
 pub(super) struct WgmmaCarry {
@@ -46,6 +46,20 @@ pub(super) struct CarriedAcc {
 }
 
 impl WgmmaCarry {
+    /// After the pipelined loop(s): `wait_group 0` retires the last wgmma group, then each carried accumulator
+    /// (`results[acc.index]`, wgmma's flat vector) is regrouped into the loop's fragments, as the body yielded them.
+    pub fn retire_after_loop(&self, func: &mut Func, at: &Emitter, plan: &LoopPlan, results: &mut [Value]) {
+        at.emit(func, typed::WgmmaWaitGroup { num_groups: 0 }.into_spec());
+        for acc in &self.accs {
+            let y = plan.yielded[acc.index];
+            let mut map = HashMap::from([(acc.d, results[acc.index])]);
+            for &o in &acc.regroup {
+                at.clone_op(func, o, &mut map);
+            }
+            results[acc.index] = *map.get(&y).unwrap_or(&results[acc.index]);
+        }
+    }
+
     /// The type the pipelined loop carries for accumulator `acc` (wgmma's flat vector).
     pub fn flat_type(func: &Func, acc: &CarriedAcc) -> Type {
         func.body.ty(acc.flat).clone()
