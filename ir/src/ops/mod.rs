@@ -136,7 +136,13 @@ pub fn check_attribute(
     }
     match declared.iter().find(|a| a.name == name) {
         Some(def) if (def.accepts)(value) => Ok(()),
-        Some(def) => Err(Diagnostic::error(span, format!("{owner}: '{name}' must be {}, found {value}", def.expected))),
+        Some(def) => {
+            let diag = Diagnostic::error(span, format!("{owner}: '{name}' must be {}, found {value}", def.expected));
+            Err(match keyword_value_hint(def, value) {
+                Some(close) => diag.with_note(format!("did you mean '{close}'?")),
+                None => diag,
+            })
+        }
         None => {
             let known: Vec<&str> = declared.iter().map(|a| a.name).collect();
             let diag = Diagnostic::error(span, format!("{owner} has no attribute '{name}'"));
@@ -146,6 +152,26 @@ pub fn check_attribute(
             })
         }
     }
+}
+
+/// For a misspelt keyword of an enumeration (`maximum` for `max`, `slt` for `lt`): the value meant, when one
+/// is within a small edit distance ([`crate::diag::did_you_mean`]) or is the only one of three letters or
+/// more that the word starts with (`maximum`, `minimum`; not `le` for `lessthan`). The declaration's message
+/// already lists the valid values.
+fn keyword_value_hint(def: &AttrDef, value: &Attribute) -> Option<&'static str> {
+    let word = match value {
+        Attribute::Keyword(w) | Attribute::Str(w) => w.as_str(),
+        _ => return None,
+    };
+    let valid: Vec<&'static str> = def.expected.strip_prefix("one of ")?.split(", ").collect();
+    crate::diag::did_you_mean(word, valid.iter().copied()).or_else(|| {
+        let lower = word.to_ascii_lowercase();
+        let mut prefixes = valid.iter().filter(|v| v.len() >= 3 && lower.starts_with(&v.to_ascii_lowercase()));
+        match (prefixes.next(), prefixes.next()) {
+            (Some(&only), None) => Some(only),
+            _ => None,
+        }
+    })
 }
 
 /// A dotted attribute name (`host.tag`): another compiler's attribute, which tilec keeps but does not read.

@@ -210,8 +210,30 @@ impl<'a> Verifier<'a> {
         }
     }
 
+    /// Checks one op. One mistake gives one error: an op found wrong here still defines its results (their
+    /// types are written in the text) and its regions are still checked, so that its users are checked on
+    /// their own and do not report the same mistake again as a use of an undefined value.
     fn operation(&mut self, id: OpId, parent: Option<OpId>) {
         let op = self.func.body.op(id);
+        if self.op_is_well_formed(op) {
+            // Operands and attributes are well formed: the typed view exists.
+            match AnyOp::from_op(op) {
+                Some(typed) if op.kind.is_nvgpu() => nvgpu::verify(self, op, typed),
+                Some(typed) => tile::verify(self, op, typed, parent),
+                None => self.error(op.span, format!("'{}' is malformed", op.kind)),
+            }
+        }
+        for &region in &op.regions {
+            self.block(region, Some(id));
+        }
+        for &result in &op.results {
+            self.visible.insert(result);
+        }
+    }
+
+    /// The op's operand groups, results and attributes match its declaration, and its operands are defined
+    /// before it; reports the first problem and returns false otherwise.
+    fn op_is_well_formed(&mut self, op: &Operation) -> bool {
         // Operand structure and scoping: what the parser guarantees, builder-made IR may break.
         let def = op.kind.def();
         let mut structurally_ok = op.segments.len() == def.operands.len()
@@ -230,36 +252,22 @@ impl<'a> Verifier<'a> {
         }
         if !structurally_ok {
             self.error(op.span, format!("'{}' has the wrong number of operands", op.kind));
-            return;
+            return false;
         }
         for &operand in &op.operands {
             if !self.visible.contains(&operand) {
                 self.error(op.span, format!("'{}' uses a value that is not defined before it", op.kind));
-                return;
+                return false;
             }
         }
         match (def.results, op.results.len()) {
             (None, 0) | (Some(Arity::One), 1) | (Some(Arity::Variadic), _) => {}
             _ => {
                 self.error(op.span, format!("'{}' has the wrong number of results", op.kind));
-                return;
+                return false;
             }
         }
-        if !self.attributes(op) {
-            return;
-        }
-        // Operands and attributes are well formed: the typed view exists.
-        match AnyOp::from_op(op) {
-            Some(typed) if op.kind.is_nvgpu() => nvgpu::verify(self, op, typed),
-            Some(typed) => tile::verify(self, op, typed, parent),
-            None => self.error(op.span, format!("'{}' is malformed", op.kind)),
-        }
-        for &region in &op.regions {
-            self.block(region, Some(id));
-        }
-        for &result in &op.results {
-            self.visible.insert(result);
-        }
+        self.attributes(op)
     }
 
     /// Every attribute of the op is declared and of its declared type, and every required one is there
@@ -274,8 +282,15 @@ impl<'a> Verifier<'a> {
                 ok = false;
             }
         }
+        // A misspelt required attribute (`axs` for `axis`) is one mistake: its "did you mean" says it all.
+        let misspelt: Vec<&str> = op
+            .attrs
+            .keys()
+            .filter(|name| !declared.iter().any(|a| a.name == name.as_str()))
+            .filter_map(|name| crate::diag::did_you_mean(name, declared.iter().map(|a| a.name)))
+            .collect();
         for def in op.kind.def().attributes.iter().filter(|a| a.required) {
-            if !op.attrs.contains_key(def.name) {
+            if !op.attrs.contains_key(def.name) && !misspelt.contains(&def.name) {
                 self.error(op.span, format!("'{}' needs the attribute '{}' ({})", op.kind, def.name, def.expected));
                 ok = false;
             }
