@@ -68,7 +68,8 @@ pub struct Operation {
     pub results: Vec<Value>,
     pub attrs: AttrMap,
     /// Where the text gave each attribute (empty for IR built in Rust): diagnostics about an attribute point
-    /// at it.
+    /// at it. A parsed `tile.for` also records its step operand here
+    /// ([`crate::syntax::parser::FOR_STEP_SPAN`]).
     pub attr_spans: BTreeMap<String, Span>,
     /// Body blocks (only `tile.for` has one).
     pub regions: Vec<BlockId>,

@@ -48,6 +48,10 @@ pub fn parse_type(text: &str) -> Result<Type, Diagnostics> {
     Err(Diagnostics(parser.diags))
 }
 
+/// The key of [`crate::body::Operation::attr_spans`] under which a parsed `tile.for` records where its step
+/// operand was written (`step %c4`): the verifier points there at a step that is not positive.
+pub const FOR_STEP_SPAN: &str = "step";
+
 /// Marks a failure whose diagnostic has already been recorded.
 struct Reported;
 
@@ -645,6 +649,7 @@ impl<'a> Parser<'a> {
         self.expect_keyword("to")?;
         let upper = self.use_value()?;
         self.expect_keyword("step")?;
+        let step_span = self.span();
         let step = self.use_value()?;
         let mut carried: Vec<(String, Span)> = Vec::new();
         let mut inits = Vec::new();
@@ -705,8 +710,9 @@ impl<'a> Parser<'a> {
         let mut spec = typed::For { lower, upper, step, inits, pipeline_stages: None }.into_spec().region(block);
         spec.result_types = types;
         spec.attrs = attrs;
-        // The body's ops took their own spans; these are the loop's.
+        // The body's ops took their own spans; these are the loop's, and where its step was written.
         self.attr_spans = attr_spans;
+        self.attr_spans.insert(FOR_STEP_SPAN.to_string(), step_span);
         Ok(spec)
     }
 

@@ -1,6 +1,7 @@
 //! Rules of the `tile` dialect's ops.
 
 use crate::body::{OpId, Operation, Value};
+use crate::diag::Diagnostic;
 use crate::ops::typed::{self, AnyOp};
 use crate::ops::{Literal, OpKind};
 use crate::layout::Layout;
@@ -80,6 +81,19 @@ fn for_op(v: &mut Verifier<'_>, op: &Operation, f: &typed::For) {
         if !v.ty(x).is_index() {
             v.error(op.span, format!("'tile.for' bound '{name}' must be 'index', found '{}'", v.ty(x)));
         }
+    }
+    // A constant step that is not positive: the loop would never end (or, negative, run backwards, which
+    // 'tile.for' does not do). The interpreter and the simulator refuse it when they run it; the GPU would hang.
+    let constant_step = v.func.body.defining_op(f.step).and_then(|d| v.func.body.op(d).view::<typed::Constant>());
+    if let Some(step) = constant_step.and_then(|c| c.value.as_int()).filter(|&n| n <= 0) {
+        let mut d = Diagnostic::error(
+            op.attr_span(crate::syntax::parser::FOR_STEP_SPAN),
+            format!("'tile.for' needs a positive step, found the constant {step}: the loop would not end"),
+        );
+        if let Some(def) = v.func.body.defining_op(f.step) {
+            d = d.with_note_at(v.func.body.op(def).span, format!("the step is defined here as {step}"));
+        }
+        v.diags.push(d);
     }
     let Some(&region) = op.regions.first() else {
         v.error(op.span, "'tile.for' needs a body");
