@@ -120,6 +120,14 @@ pub fn kernel_attributes(func: &Func) -> Vec<Diagnostic> {
         if !(1..=32).contains(&attrs.num_warps) {
             diags.push(Diagnostic::error(func.attr_span("num_warps"), format!("{owner}: 'num_warps' must be in 1..=32, found {}", attrs.num_warps)));
         }
+        if let Some(n) = attrs.pipeline_stages.filter(|n| !(1..=8).contains(n)) {
+            let span = func.attr_span("pipeline_stages");
+            diags.push(Diagnostic::error(span, format!("{owner}: 'pipeline_stages' must be in 1..=8 (1: no software pipelining), found {n}")));
+        }
+        if let Some(n) = attrs.raster_group.filter(|n| !(1..=65535).contains(n)) {
+            let span = func.attr_span("raster_group");
+            diags.push(Diagnostic::error(span, format!("{owner}: 'raster_group' must be in 1..=65535 rows of blocks (1: the plain block order), found {n}")));
+        }
         if let Some(grid) = &attrs.grid {
             if !(1..=3).contains(&grid.len()) || grid.contains(&0) {
                 let span = func.attr_span("grid");
