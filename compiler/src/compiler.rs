@@ -107,6 +107,11 @@ impl Compiler {
     /// IR). What `sim` simulates and `check` checks.
     pub fn lower(&self, mut module: Module, options: &Options) -> Result<Lowered, CompileError> {
         tilec_ir::verify::verify_module(&module).map_err(CompileError::Invalid)?;
+        // Every op the target cannot lower (nvgpu-level input), each at its op, before any pass runs.
+        let illegal: Vec<_> = module.funcs.iter().flat_map(|f| tilec_ir::verify::target_legality(f, options.target)).collect();
+        if !illegal.is_empty() {
+            return Err(CompileError::Invalid(tilec_ir::Diagnostics(illegal)));
+        }
         let text = options.pipeline_text();
         let mut pm = PassManager::from_pipeline(&self.registry, &text)
             .map_err(|diagnostic| CompileError::Pipeline { text: text.clone(), diagnostic })?

@@ -35,6 +35,13 @@ pub fn run(args: &SimArgs) -> Result<String, DriverError> {
     if first_tile_level_op(func).is_some() {
         return lower_and_compare(args, &source, func, values, &launch);
     }
+    // The simulator runs every op whatever the target; what the target cannot lower is refused as
+    // `tilec check` and compilation refuse it.
+    let target = crate::target::parse_target(&args.target)?;
+    let illegal = tilec_ir::verify::target_legality(func, target);
+    if !illegal.is_empty() {
+        return Err(diagnostics(&source, illegal));
+    }
     let mut sim_args = to_sim_args(&values);
     let options = SimOptions { probes: ProbeSpec::marked(), ..SimOptions::default() };
     let sim_launch = sim::Launch::grid(launch.grid[0], launch.grid[1], launch.grid[2]);

@@ -365,3 +365,30 @@ pub fn mma_types_supported(ab: ScalarType, acc: ScalarType) -> bool {
             | (I8, I32) | (U8, I32) | (I4, I32) | (U4, I32) | (F8E4M3, F32) | (F8E5M2, F32)
     )
 }
+
+/// Every op of `func` that the target cannot lower (its [`OpKind::min_target`] is newer than `target`), one
+/// error each, as the backends word it: what `tilec check` and compilation report before running the
+/// pipeline, and `tilec sim` before simulating an nvgpu-level kernel (the simulator runs every op, whatever
+/// the target). The first error notes the target that would lower them.
+pub fn target_legality(func: &Func, target: crate::target::Target) -> Vec<Diagnostic> {
+    let mut diags: Vec<Diagnostic> = Vec::new();
+    let mut newest = target;
+    func.body.walk(func.entry, &mut |id| {
+        let op = func.body.op(id);
+        let needs = op.kind.min_target();
+        if target < needs {
+            let short = op.kind.name().trim_start_matches("nvgpu.");
+            // An arch-specific target (sm_90a) has no newer targets: its instructions run on it alone.
+            let newer = if needs.is_arch_specific() { "" } else { " or newer" };
+            let message = format!("@{}: '{}': {short} needs {}{newer}; the target is {target}", func.name, op.kind, needs.chip());
+            diags.push(Diagnostic::error(op.span, message));
+            newest = newest.max(needs);
+        }
+    });
+    let n = diags.len();
+    if let Some(first) = diags.first_mut() {
+        let message = format!("{n} op(s) of @{} need a newer target than {target}: pass '--target {}'", func.name, newest.chip());
+        first.notes.push(crate::diag::Note { span: None, message });
+    }
+    diags
+}
