@@ -181,7 +181,13 @@ impl crate::Pass for SoftwarePipeline {
             let stages = match self.stages {
                 Some(n) => n,
                 None => match pipeline_stages {
-                    Some(n) if (1..=8).contains(&n) => n,
+                    Some(n) if (1..=8).contains(&n) => {
+                        let (limit, chip) = (cx.target.max_shared_bytes_per_block(), cx.target.chip());
+                        if let Some(d) = stages_too_many(func, n, limit, chip, func.attr_span(STAGES_ATTR)) {
+                            return Err(d);
+                        }
+                        n
+                    }
                     Some(n) => return Err(Diagnostic::error(func.span, format!("{STAGES_ATTR} = {n}: expected 1..=8"))),
                     None => {
                         let stages = stages_that_fit(func, cx.target.max_shared_bytes_per_block());
@@ -234,36 +240,75 @@ impl crate::Pass for SoftwarePipeline {
 /// stages, beside the function's other allocations) fit. When not even 2 fit, [`DEFAULT_STAGES`]:
 /// check-resources then says what is too large.
 pub fn stages_that_fit(func: &Func, limit: u64) -> u32 {
-    use tilec_ir::shared_memory::{align_shared, tile_bytes};
-    let bytes = |v: Value| match func.body.ty(v) {
-        Type::Tile(t) => align_shared(tile_bytes(t)),
-        _ => 0,
-    };
-    let mut all = 0u64;
-    let mut loops = Vec::new();
-    func.body.walk(func.entry, &mut |op| {
-        let o = func.body.op(op);
-        match o.kind {
-            OpKind::AllocShared => all += o.result().map_or(0, bytes),
-            OpKind::For => loops.push(op),
-            _ => {}
-        }
-    });
-    let mut copied = HashSet::new();
-    for l in loops {
-        // A loop with its own stage count has its own ring; only the loops that take the default count.
-        if loop_stages(func, l).is_some() {
-            continue;
-        }
-        if let Ok(Some(plan)) = analyze(func, l) {
-            copied.extend(plan.tiles.iter().map(|&(v, _)| v));
-        }
+    let ring = RingBytes::of(func);
+    (2..=DEFAULT_STAGES).rev().find(|&s| ring.total(s) <= limit).unwrap_or(DEFAULT_STAGES)
+}
+
+/// The shared memory of `func` under software pipelining: its shared tiles once, and the tiles the loops
+/// that take the function's stage count copy, once per stage.
+#[derive(Clone, Copy, Debug)]
+struct RingBytes {
+    /// Every shared tile once (aligned as placed).
+    all: u64,
+    /// The copied tiles of one stage.
+    per_stage: u64,
+}
+
+impl RingBytes {
+    /// Shared memory with `stages` stages: each further stage adds another copy of the copied tiles.
+    fn total(self, stages: u32) -> u64 {
+        self.all.saturating_add(self.per_stage.saturating_mul(u64::from(stages.saturating_sub(1))))
     }
-    let per_stage: u64 = copied.into_iter().map(bytes).sum();
-    (2..=DEFAULT_STAGES)
-        .rev()
-        .find(|&s| all.saturating_add(per_stage.saturating_mul(u64::from(s - 1))) <= limit)
-        .unwrap_or(DEFAULT_STAGES)
+
+    fn of(func: &Func) -> RingBytes {
+        use tilec_ir::shared_memory::{align_shared, tile_bytes};
+        let bytes = |v: Value| match func.body.ty(v) {
+            Type::Tile(t) => align_shared(tile_bytes(t)),
+            _ => 0,
+        };
+        let mut all = 0u64;
+        let mut loops = Vec::new();
+        func.body.walk(func.entry, &mut |op| {
+            let o = func.body.op(op);
+            match o.kind {
+                OpKind::AllocShared => all += o.result().map_or(0, bytes),
+                OpKind::For => loops.push(op),
+                _ => {}
+            }
+        });
+        let mut copied = HashSet::new();
+        for l in loops {
+            // A loop with its own stage count has its own ring; only the loops that take the default count.
+            if loop_stages(func, l).is_some() {
+                continue;
+            }
+            if let Ok(Some(plan)) = analyze(func, l) {
+                copied.extend(plan.tiles.iter().map(|&(v, _)| v));
+            }
+        }
+        let per_stage: u64 = copied.into_iter().map(bytes).sum();
+        RingBytes { all, per_stage }
+    }
+}
+
+/// The kernel's own `pipeline_stages` (at `span`) makes its shared memory exceed the target's `limit`: an
+/// error at the attribute that says the bytes per stage and the stage count that fits (the user's choice, not
+/// the pass's fault). `None` when it fits, or when the loops copy nothing.
+fn stages_too_many(func: &Func, stages: u32, limit: u64, chip: &str, span: Span) -> Option<Diagnostic> {
+    let ring = RingBytes::of(func);
+    if ring.per_stage == 0 || ring.total(stages) <= limit {
+        return None;
+    }
+    let message = format!(
+        "{STAGES_ATTR} = {stages}: the loop copies {} bytes of shared tiles per stage; {stages} stages with the kernel's other shared tiles need {} bytes, more than the {limit} bytes of shared memory per block of {chip}",
+        ring.per_stage,
+        ring.total(stages)
+    );
+    let fix = match (2..stages).rev().find(|&s| ring.total(s) <= limit) {
+        Some(fits) => format!("{STAGES_ATTR} = {fits} fits ({} bytes); or copy smaller tiles per stage (a smaller BK)", ring.total(fits)),
+        None => format!("even 2 stages need {} bytes: copy smaller tiles per stage (a smaller BK or BN/BM)", ring.total(2)),
+    };
+    Some(Diagnostic::error(span, message).with_note(fix))
 }
 
 /// Pipelines every matching loop of a function with `stages` stages; returns why loops with copies did not match.
