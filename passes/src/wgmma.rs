@@ -336,6 +336,11 @@ pub fn wgmma_plan(func: &Func, mma_op: OpId, num_warps: u32) -> Result<WgmmaPlan
         return Err(format!("wgmma has no '{}' x '{}' variant (f16, bf16 or 8-bit integers)", ta.elem, tb.elem));
     };
     if tc.elem != acc {
+        // The hardware also accumulates f16 inputs in f16 (`wgmma.mma_async...f16.f16.f16`); tilec does not
+        // lower that yet. Other inputs have one accumulator type in hardware.
+        if ta.elem == ScalarType::F16 && tc.elem == ScalarType::F16 {
+            return Err(format!("tilec does not support wgmma's f16 accumulator yet (the hardware has it): accumulate in '{acc}' and cast the result to 'f16'"));
+        }
         return Err(format!("wgmma accumulates '{}' inputs in '{acc}', not '{}'", ta.elem, tc.elem));
     }
     let (Some(&[m, k]), Some(&[_, n])) = (ta.static_shape().as_deref(), tb.static_shape().as_deref()) else {

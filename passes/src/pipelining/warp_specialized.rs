@@ -74,7 +74,7 @@ pub(super) fn legality(func: &Func, l: OpId, plan: &LoopPlan, num_warps: u32) ->
         }
     }
     if barrier {
-        return Err("a 'nvgpu.barrier' follows the loop: the producer warpgroup would not reach it".into());
+        return Err("after the loop, shared memory is used again (a copy through shared memory, such as an epilogue's bias load), and the lowering puts a block-wide barrier ('nvgpu.barrier') before it that the producer warpgroup would never reach; move that copy before the loop (its registers stay live through it)".into());
     }
     Ok(carry)
 }
