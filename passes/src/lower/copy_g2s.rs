@@ -68,7 +68,7 @@ const MAX_CHUNK_BYTES: u64 = 16;
 
 /// How one `tile.copy_g2s` is split among the threads, on the storage view.
 #[derive(Clone, Copy, Debug)]
-struct ChunkPlan {
+pub(super) struct ChunkPlan {
     /// Elements per chunk, consecutive in memory (at most 16 bytes): the unit the tile is split into.
     chunk: u64,
     /// Chunks per line of the shared tile.
@@ -80,7 +80,7 @@ struct ChunkPlan {
     access: u64,
     /// Accesses are cp.async (4, 8 or 16 bytes), else masked loads of one element gathered into one vector
     /// and stored with one `st.shared` per chunk.
-    asynchronous: bool,
+    pub(super) asynchronous: bool,
     /// Fewer chunks than threads (a `1xN` vector): threads `0..total` copy one chunk each, synchronously (masked
     /// loads and a masked store); the others nothing.
     small: bool,
@@ -222,7 +222,7 @@ impl<'f> Lowering<'f> {
     /// The widest chunk (16, 8 or 4 bytes, else narrower) that divides the lines and shares the tile evenly
     /// among the threads, and the widest access that the chunk splits into and `global_alignment` allows:
     /// cp.async of 4 bytes or more, else synchronous loads of one element.
-    fn chunk_plan(&self, id: OpId, tiles: &CopyTiles) -> Result<ChunkPlan, Diagnostic> {
+    pub(super) fn chunk_plan(&self, id: OpId, tiles: &CopyTiles) -> Result<ChunkPlan, Diagnostic> {
         let span = self.func.body.op(id).span;
         let elem = self.func.body.ty(tiles.dst).element_type();
         let bits = elem.bit_width() as u64;

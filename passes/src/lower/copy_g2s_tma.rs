@@ -111,7 +111,11 @@ impl Lowering<'_> {
             .with_note("set copy_g2s = \"cp_async\", or leave it out for TMA wherever it is legal")),
             (_, Some(why)) => {
                 if self.target == Target::Sm90a {
-                    self.remarks.push((span, format!("copy_g2s: cp.async, not TMA: {why}")));
+                    // What the copy becomes instead: cp.async, or synchronous loads (a narrow
+                    // global_alignment, or a thin tile with less than one chunk per thread: a bias row).
+                    let synchronous = self.chunk_plan(id, tiles).is_ok_and(|p| !p.asynchronous);
+                    let how = if synchronous { "synchronous loads (ld.global)" } else { "cp.async" };
+                    self.remarks.push((span, format!("copy_g2s: {how}, not TMA: {why}")));
                 }
                 Ok(false)
             }

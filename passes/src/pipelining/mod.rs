@@ -523,13 +523,16 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
             OpKind::DeviceAsyncCopy
             | OpKind::DeviceAsyncCreateGroup
             | OpKind::DeviceAsyncWait
-            | OpKind::Barrier
             | OpKind::For
             | OpKind::TmaAsyncLoad
             | OpKind::MBarrierArrive
             | OpKind::MBarrierArriveExpectTx
             | OpKind::MBarrierTryWaitParity => {
                 return Err(format!("'{}' after the wait", op.kind.name()));
+            }
+            // Not written by the user: the lowering's, for shared memory used inside the body.
+            OpKind::Barrier => {
+                return Err("the body synchronizes the block again after its copies land (an 'nvgpu.barrier' that the lowering puts around shared memory used inside the loop, such as a tile.reduce across warps)".into());
             }
             _ => {}
         }
