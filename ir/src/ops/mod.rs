@@ -81,7 +81,7 @@ pub static COMMON_ATTRS: &[AttrDef] = &[AttrDef {
     accepts: |a| Probe::decode(a).is_some(),
     default: None,
     required: false,
-    doc: "Marks the op's result for the simulator's probe output (`tilec sim --probe marked`), under the value's name or the string given.",
+    doc: "Marks the op's result for the simulator's probe output (`tilec sim` of an nvgpu-level kernel prints each lane's value), under the value's name or the string given. An error on an op whose result is a tile (tile-level kernels: see their results with `tilec interp --output`).",
 }];
 
 /// Everything the generic machinery knows about one kind of op.

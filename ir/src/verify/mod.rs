@@ -290,6 +290,15 @@ impl<'a> Verifier<'a> {
                 ok = false;
             }
         }
+        // `probe` marks per-lane values of nvgpu-level kernels for `tilec sim`; nothing reads it on a tile value
+        // (a tile-level kernel is lowered before it is simulated), so there it would be silently ignored.
+        let probe = crate::ops::COMMON_ATTRS[0].name;
+        if let Some(tile) = op.attrs.contains_key(probe).then(|| op.results.iter().find_map(|&r| self.ty(r).as_tile())).flatten() {
+            let d = Diagnostic::error(op.attr_span(probe), format!("{owner}: 'probe' is not supported on a tile value ('{tile}')"))
+                .with_note("'probe' marks per-lane values of nvgpu-level kernels for `tilec sim`; print a tile-level kernel's results with `tilec interp --output NAME=FILE`, or mark an op of the lowered kernel (`tilec FILE --emit nvgpu -o k.nvgpu`)");
+            self.diags.push(d);
+            ok = false;
+        }
         // A misspelt required attribute (`axs` for `axis`) is one mistake: its "did you mean" says it all.
         let misspelt: Vec<&str> = op
             .attrs
