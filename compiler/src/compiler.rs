@@ -126,6 +126,12 @@ impl Compiler {
         }
         let mut log = Log::default();
         for name in pm.unmatched_print_filters() {
+            // A name no pass has is a typo: an error, as an unknown pass in --pipeline is. A real pass that
+            // this pipeline does not run is only a warning.
+            if !self.registry.contains(&name) {
+                let hint = tilec_ir::diag::NameHint::new(&name, self.registry.names()).note("passes");
+                return Err(CompileError::Unsupported(format!("--print-ir-before/after '{name}' names no pass; {hint}")));
+            }
             let mut passes = pm.pass_names();
             passes.sort_unstable();
             passes.dedup();

@@ -48,8 +48,8 @@ pub enum Command {
     /// Time a GEMM kernel against cuBLAS on the GPU (same process, same inputs) and check its result against
     /// cuBLAS's; or, with --bundle, write one bench bundle per shape for `tilec-gpu-runner bench`.
     Bench(BenchArgs),
-    /// Search a GEMM kernel's attributes (pipeline_stages, num_warps, fragments_ahead) on the GPU and write the
-    /// fastest as attributes; or, with --bundle, write one bench bundle per candidate for
+    /// Search a kernel's attributes and parameters (a GEMM's pipeline_stages, num_warps, fragments_ahead, or any
+    /// kernel's with --param and --arg) on the GPU and write the fastest as attributes; or, with --bundle, write one bench bundle per candidate for
     /// `tilec-gpu-runner tune`; or, with --results, write the fastest of the runner's records.
     Tune(TuneArgs),
 }
@@ -221,8 +221,7 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct LayoutArgs {
-    /// Layout name, e.g. `ldmatrix.x4`, `mma.m16n8k16.f16.a`, `wmma.m16n16k16.s8.a.row`.
-    #[arg(required_unless_present = "list")]
+    /// Layout name, e.g. `ldmatrix.x4`, `mma.m16n8k16.f16.a`, `wmma.m16n16k16.s8.a.row` (`--list` lists them).
     pub name: Option<String>,
     /// List the known layout names.
     #[arg(long, conflicts_with_all = ["json", "svg"])]
@@ -376,10 +375,10 @@ pub struct BenchArgs {
     /// Backend that compiles the kernel's PTX: `llvm` or `mlir`.
     #[arg(long, value_enum, default_value_t = Backend::Llvm)]
     pub backend: Backend,
-    /// Timed launches of each of tilec and cuBLAS (median reported).
     /// LLVM optimisation level of the kernel (as for compilation; the bench label names any other than 3).
     #[arg(short = 'O', value_name = "0-3", default_value = "3")]
     pub opt_level: String,
+    /// Timed launches of each of tilec and cuBLAS (median reported).
     #[arg(long, default_value_t = 50)]
     pub repeat: u32,
     /// Untimed launches before the timed ones.
@@ -445,7 +444,7 @@ pub struct TuneArgs {
     #[arg(long, value_name = "on|off,...", value_delimiter = ',')]
     pub fragments: Vec<OnOff>,
     /// Values to try for a kernel parameter (an upper-case integer attribute such as the block tile's `BM`,
-    /// used in the body's shapes) or for any kernel attribute, each value read as `tilec compile --param` reads
+    /// used in the body's shapes) or for any kernel attribute, each value read as `tilec FILE --param` (compilation) reads
     /// it: `--param BM=128,256 --param BK=32,64 --param raster_group=1,8 --param mma=wgmma,mma_sync
     /// --param copy_g2s=tma,cp_async --param num_warps=4,8 --param pipeline_stages=2,3,4` (repeatable; the value
     /// `default` leaves the attribute unset, the compiler's choice). One not given keeps the kernel's value.

@@ -66,6 +66,9 @@ pub fn write_output(path: &str, contents: &[u8]) -> Result<(), DriverError> {
         return out.write_all(contents).and_then(|_| out.flush()).map_err(|e| DriverError::io("<stdout>", &e));
     }
     let target = Path::new(path);
+    if target.is_dir() {
+        return Err(DriverError::Usage(format!("{path} is a directory: give a file name to write, such as {}", target.join("out").display())));
+    }
     // A device or a pipe (`-o /dev/null`, `-o /dev/stdout`, a FIFO) is written in place: renaming a temporary
     // file over it would replace the device node itself (and, as root, break /dev/null for everyone).
     if let Ok(meta) = std::fs::metadata(target) {

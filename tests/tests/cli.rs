@@ -144,10 +144,14 @@ fn unknown_pass_and_bad_pipelines() {
     for bad in ["cse,,dce", "cse{", "cse{x=1}", "{}", "dce}"] {
         assert_fails(&run(&[GEMM, "--pipeline", bad]), 1, "error");
     }
-    // --print-ir-after naming no pass of the pipeline is a warning, not a failure.
-    let o = run(&[GEMM, "--emit", "tir", "--pipeline", "cse", "--print-ir-after", "nosuch"]);
+    // --print-ir-after naming a pass this pipeline does not run is a warning, not a failure ...
+    let o = run(&[GEMM, "--emit", "tir", "--pipeline", "cse", "--print-ir-after", "dce"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("warning"), "{}", stderr(&o));
+    // ... and naming no pass at all (a typo, trial finding 23) is an error with a suggestion.
+    let o = run(&[GEMM, "--emit", "nvgpu", "--print-ir-after", "layout-assignmnt"]);
+    assert_fails(&o, 1, "--print-ir-before/after 'layout-assignmnt' names no pass");
+    assert!(stderr(&o).contains("did you mean 'layout-assignment'?"), "{}", stderr(&o));
 }
 
 /// What `tilec input.tir -o out.EXT` writes: the extension picks --emit, PTX without one (or for standard

@@ -159,8 +159,16 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
     write("meta.json", to_json(&meta).as_bytes())?;
     let note = note.map(|v| v.note + "\n").unwrap_or_default();
     Ok(format!(
-        "{note}{}: @{} for {}, grid [{}, {}, {}], block {}, {} B shared; expected results from the {oracle}\n",
-        args.output, kernel.name, target, launch.grid[0], launch.grid[1], launch.grid[2], kernel.block[0], kernel.shared_bytes
+        "{note}{}: @{} for {}, grid [{}, {}, {}], block {}, {} B shared; {}\n",
+        args.output,
+        kernel.name,
+        target,
+        launch.grid[0],
+        launch.grid[1],
+        launch.grid[2],
+        kernel.block[0],
+        kernel.shared_bytes,
+        if args.no_oracle { "no expected results (--no-oracle)".to_string() } else { format!("expected results from the {oracle}") }
     ))
 }
 

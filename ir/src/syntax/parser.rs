@@ -936,6 +936,17 @@ fn op_name_hint(name: &str) -> String {
     if same_dialect.is_empty() {
         crate::diag::NameHint::new(name, crate::ops::OP_DEFS.iter().map(|d| d.name)).note("operations")
     } else {
-        crate::diag::NameHint::new(name, same_dialect).note("operations")
+        // The shared prefix makes names look closer than they are: `tile.abs` is two edits from `tile.add`,
+        // close for 8 characters but a guess for `abs` against `add`. A suggestion must also be close
+        // without the prefix (a third of the short name's length: `retrun` still gets `return`).
+        let short = |n: &str| n.split_once('.').map_or(n.len(), |(_, rest)| rest.chars().count());
+        match crate::diag::NameHint::new(name, same_dialect.clone()) {
+            crate::diag::NameHint::DidYouMean(close)
+                if crate::diag::edit_distance(name, close) > (short(name) / 3).max(1) =>
+            {
+                crate::diag::NameHint::OneOf(same_dialect).note("operations")
+            }
+            hint => hint.note("operations"),
+        }
     }
 }
