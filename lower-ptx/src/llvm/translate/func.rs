@@ -14,7 +14,6 @@ use inkwell::values::{BasicValueEnum, FunctionValue, InstructionValue, IntValue,
 use tilec_ir::body::{Func, Operation, Value};
 use tilec_ir::types::{MemorySpace, ScalarType, Type};
 
-use super::fallback::FallbackGuard;
 use super::{types, Result};
 use crate::kernel_info::AbiRole;
 use crate::llvm::{
@@ -47,11 +46,6 @@ pub(crate) struct FuncTranslator<'a, 'ctx> {
     pub(super) register_views: HashMap<(BasicValueEnum<'ctx>, FragmentRegister, BasicBlock<'ctx>), BasicValueEnum<'ctx>>,
     /// Each tensor map's parameter (a generic pointer to the `byval` 128 bytes), by map number.
     pub(super) tensor_maps: HashMap<usize, PointerValue<'ctx>>,
-    /// The last masked store, whose block may jump past the stores that fall back from it
-    /// ([`super::fallback`]).
-    pub(super) fallback_guard: Option<FallbackGuard<'ctx>>,
-    /// How often each IR value is used (for [`FallbackGuard::skips_to`]), computed at the first masked store.
-    pub(super) use_counts: Option<HashMap<Value, u32>>,
 }
 
 impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
@@ -72,8 +66,6 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
             packed: HashMap::new(),
             register_views: HashMap::new(),
             tensor_maps: HashMap::new(),
-            fallback_guard: None,
-            use_counts: None,
         }
     }
 

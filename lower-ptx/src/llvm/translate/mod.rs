@@ -20,7 +20,6 @@
 //! (`<2 x half>`, `i32`) are taken with `shufflevector`/`bitcast` at the intrinsic call, which LLVM folds.
 
 mod control;
-mod fallback;
 mod func;
 mod hopper;
 mod memory;

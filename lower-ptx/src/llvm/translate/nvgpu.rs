@@ -12,7 +12,7 @@
 //! | `nvgpu.device_async_create_group` | `llvm.nvvm.cp.async.commit.group` |
 //! | `nvgpu.device_async_wait` | `llvm.nvvm.cp.async.wait.group(numGroups)` |
 //! | `nvgpu.barrier` | `llvm.nvvm.barrier.cta.sync.aligned.all(0)` (`bar.sync 0`; LLVM 22's name for `barrier0`) |
-//! | `nvgpu.load`/`store` | `load`/`store` in address space 1 or 3, aligned to the access size; masked ones branch (a load: a `phi` with zero; a store's block jumps past the stores that fall back from it, [`super::fallback`]) |
+//! | `nvgpu.load`/`store` | `load`/`store` in address space 1 or 3, aligned to the access size; masked ones branch (a load: a `phi` with zero) |
 //! | `nvgpu.extract`/`insert` | `extractelement`/`insertelement` |
 //! | `nvgpu.shuffle xor` | `llvm.nvvm.shfl.sync.bfly.{f32,i32}(0xffffffff, x, offset, 31)` (`shfl.sync.bfly.b32`) |
 
@@ -25,7 +25,6 @@ use tilec_ir::body::{Operation, Value};
 use tilec_ir::ops::{typed, GridAxis, MatrixOrder};
 use tilec_ir::types::{ScalarType, Type};
 
-use super::fallback::{self, FallbackGuard};
 use super::func::FuncTranslator;
 use super::Result;
 use crate::llvm::{
@@ -209,29 +208,17 @@ impl<'ctx> EmitNvgpu for FuncTranslator<'_, 'ctx> {
         let ty = self.func.body.ty(v.value).clone();
         let count = access_count(&ty);
         let x = self.value(op, v.value)?;
-        let Some(mask) = v.mask else {
-            let ptr = self.element_pointer(op, v.dst, &v.indices, count)?;
-            let store = self.builder.build_store(ptr, x)?;
-            let _ = store.set_alignment(access_alignment(ty.element_type(), count) as u32);
-            return Ok(());
+        let mask = v.mask.map(|m| self.int(op, m)).transpose()?;
+        let after = match mask {
+            Some(mask) => Some(self.enter_if(mask, "store", "stored")?.1),
+            None => None,
         };
-        let after = self.enter_if(self.int(op, mask)?, "store", "stored")?.1;
         let ptr = self.element_pointer(op, v.dst, &v.indices, count)?;
         let store = self.builder.build_store(ptr, x)?;
         let _ = store.set_alignment(access_alignment(ty.element_type(), count) as u32);
-        let then = self.builder.get_insert_block().ok_or_else(|| super::internal("an insertion block"))?;
-        self.builder.build_unconditional_branch(after)?;
-        self.builder.position_at_end(after);
-        // A fallback of the last masked store (see `fallback`): that store's block jumps past this one.
-        let Some(at) = fallback::position(&self.func.body, op) else { return Ok(()) };
-        match self.fallback_guard {
-            Some(guard) if guard.is_fallback(&self.func.body, mask, at.0) => {
-                let uses = self.use_counts.get_or_insert_with(|| fallback::use_counts(&self.func.body, self.func.entry));
-                if guard.skips_to(&self.func.body, uses, at.1) {
-                    self.redirect(guard.then, after)?;
-                }
-            }
-            _ => self.fallback_guard = Some(FallbackGuard::new(mask, at, then)),
+        if let Some(after) = after {
+            self.builder.build_unconditional_branch(after)?;
+            self.builder.position_at_end(after);
         }
         Ok(())
     }
@@ -268,17 +255,6 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
             _ => &[],
         };
         position.iter().zip(shape).fold(0u64, |flat, (&i, &n)| flat * n + u64::from(i))
-    }
-
-    /// Makes `block` (which ends in an unconditional branch) branch to `to` instead; the builder stays where it is.
-    fn redirect(&mut self, block: BasicBlock<'ctx>, to: BasicBlock<'ctx>) -> Result<()> {
-        let here = self.builder.get_insert_block().ok_or_else(|| super::internal("an insertion block"))?;
-        let branch = block.get_terminator().ok_or_else(|| super::internal("a store's block ends in a branch"))?;
-        branch.erase_from_basic_block();
-        self.builder.position_at_end(block);
-        self.builder.build_unconditional_branch(to)?;
-        self.builder.position_at_end(here);
-        Ok(())
     }
 
     /// Branches on `mask` (true when non-zero) into a new block `then` and leaves the builder there; returns
