@@ -9,9 +9,10 @@
 //! interleave, no L2 promotion. A column-major global tile (rank 2, `#col_major`: its first axis contiguous,
 //! the K-major B operand of an 8-bit wgmma) gets a map over its *transpose*, the row-major view of its memory
 //! (`TensorMap::transposed`): box, coordinates and the launcher's extents are in that view's axis order
-//! (memory order, outermost first), and the shared tile must be the transpose of one TMA writes. Each distinct map ([`TensorMap`]) is one extra kernel parameter (a 128-byte,
-//! 64-byte aligned `.param`, CUDA's `const __grid_constant__ CUtensorMap`), after the arguments' own, in
-//! order of first use ([`kernel_tensor_maps`]); the launcher encodes it with `cuTensorMapEncodeTiled`.
+//! (memory order, outermost first), and the shared tile must be the transpose of one TMA writes. Each
+//! distinct map ([`TensorMap`]) is one extra kernel parameter (a 128-byte, 64-byte aligned `.param`, CUDA's
+//! `const __grid_constant__ CUtensorMap`), after the arguments' own, in order of first use
+//! ([`kernel_tensor_maps`]); the launcher encodes it with `cuTensorMapEncodeTiled`.
 //!
 //! Limits (the PTX ISA's and `cuTensorMapEncodeTiled`'s): rank 1..=5, box extents 1..=256, the box's inner
 //! extent a multiple of 16 bytes (and, swizzled, exactly the mode's span), a global tile whose contiguous
