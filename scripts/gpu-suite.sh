@@ -201,6 +201,12 @@ prepare)
     "$TILEC" bundle examples/gemm_bf16_hopper.tir -o "$DEV/$out/wgmma_gemm_bf16_hopper_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_s8_hopper.tir -o "$DEV/$out/wgmma_gemm_s8_hopper_300x300x200" "${h[@]}"
     "$TILEC" bundle examples/gemm_s8_hopper.tir -o "$DEV/$out/wgmma_gemm_s8_hopper_261x133x70" --shape 261,133,70 "${h[@]}"
+    # Column-major B by TMA (a map over its transpose; K a multiple of 16 bytes, ragged M, N and last k-step),
+    # fp16 B column-major and column-major A (two column panels of its transpose) too.
+    "$TILEC" bundle examples/gemm_s8_hopper.tir -o "$DEV/$out/wgmma_gemm_s8_hopper_261x133x528" --shape 261,133,528 "${h[@]}"
+    "$TILEC" bundle examples/gemm_s8_hopper.tir -o "$DEV/$out/wgmma_gemm_s8_hopper_300x200x144" --shape 300,200,144 "${h[@]}"
+    "$TILEC" bundle examples/gemm_b_col.tir -o "$DEV/$out/wgmma_gemm_b_col_300x200x136" --shape 300,200,136 "${h[@]}"
+    "$TILEC" bundle examples/gemm_a_col.tir -o "$DEV/$out/wgmma_gemm_a_col_200x136x72" --shape 200,136,72 "${h[@]}"
     "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/wgmma_gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${h[@]}"
     "$TILEC" bundle examples/gemm_bias_gelu.tir -o "$DEV/$out/wgmma_gemm_bias_gelu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${h[@]}"
     # The flash-attention forward on sm_90a: S = Q·Kᵀ by wgmma from shared Q and K, O += P·V by wgmma with P

@@ -6,7 +6,7 @@ use std::time::Instant;
 use tilec_ir::Module;
 use tilec_lower_ptx::KernelInfo;
 use tilec_passes::bank_conflicts::{analyze_module_bank_conflicts, BankConflictOptions};
-use tilec_passes::{PassContext, PassManager, PassRegistry, TimingKind, TimingReport};
+use tilec_passes::{PassContext, PassManager, PassRegistry, TimingKind, TimingReport, Verify};
 
 use crate::error::{CompileError, Log};
 use crate::options::{Emit, Options};
@@ -115,7 +115,7 @@ impl Compiler {
         let text = options.pipeline_text();
         let mut pm = PassManager::from_pipeline(&self.registry, &text)
             .map_err(|diagnostic| CompileError::Pipeline { text: text.clone(), diagnostic })?
-            .verify_each(options.verify_each)
+            .verify(if options.verify_each { Verify::EachPass } else { Verify::AtEnd })
             .print_ir_after_all(options.print_ir.after_all)
             .timing(options.timing);
         for name in &options.print_ir.after {

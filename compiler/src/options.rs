@@ -79,7 +79,8 @@ pub struct Options {
     /// [`Options::emit`]: [`tilec_passes::default_pipeline`] for [`Emit::Tir`], else
     /// [`tilec_passes::full_pipeline`].
     pub pipeline: Option<String>,
-    /// Verify the module after every pass (on by default).
+    /// Verify the module after every pass (on by default), naming a pass that breaks the IR; off, the
+    /// module is verified once, after the pipeline (what a release `tilec` does unless `--verify-each`).
     pub verify_each: bool,
     /// Time every pass and the backend ([`crate::Compiled::timing`]).
     pub timing: bool,

@@ -94,8 +94,13 @@ pub struct CompileArgs {
     /// Print the IR before the named pass (repeatable).
     #[arg(long, value_name = "PASS")]
     pub print_ir_before: Vec<String>,
-    /// Do not run the verifier after every pass.
-    #[arg(long)]
+    /// Run the verifier after every pass, naming a pass that breaks the IR (MLIR's `-verify-each`). Without
+    /// it a release build verifies the input and, once, the IR the pipeline leaves (cheaper); a debug build,
+    /// or `TILEC_VERIFY_EACH=1` (the lit tests set it), verifies after every pass.
+    #[arg(long, overrides_with = "no_verify_each")]
+    pub verify_each: bool,
+    /// Verify only the input and the pipeline's result, also in a debug build or under `TILEC_VERIFY_EACH`.
+    #[arg(long, overrides_with = "verify_each")]
     pub no_verify_each: bool,
     /// Print a per-pass wall-time table (to stderr), like `mlir-opt --mlir-timing`.
     #[arg(long)]
@@ -127,6 +132,16 @@ impl CompileArgs {
     /// ([`Emit::from_extension`]), else PTX.
     pub fn emit(&self) -> Emit {
         self.emit.unwrap_or_else(|| Emit::for_output(&self.output))
+    }
+
+    /// Whether the verifier runs after every pass: `--verify-each` / `--no-verify-each` when given, else in
+    /// a debug build or with `TILEC_VERIFY_EACH` set (to anything but `0`), else not (a release build
+    /// verifies the pipeline's result once).
+    pub fn verifies_each_pass(&self) -> bool {
+        if self.verify_each || self.no_verify_each {
+            return self.verify_each;
+        }
+        cfg!(debug_assertions) || std::env::var_os("TILEC_VERIFY_EACH").is_some_and(|v| v != "0")
     }
 }
 

@@ -238,17 +238,22 @@ pub fn run(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cublas, bu
             }
             BenchParam::Alpha => Arg::F32(g.alpha.ok_or_else(|| RunError::Bundle("the kernel takes alpha but the bundle gives none".into()))?),
             BenchParam::Beta => Arg::F32(g.beta.ok_or_else(|| RunError::Bundle("the kernel takes beta but the bundle gives none".into()))?),
-            BenchParam::TensorMap { of, data_type, box_shape, swizzle } => {
+            BenchParam::TensorMap { of, data_type, box_shape, swizzle, transposed } => {
                 let (rows, cols) = g.shape(*of);
                 let op = g.operand(*of);
-                if op.layout != MatrixLayout::RowMajor {
-                    return Err(RunError::Bundle(format!("a tensor map over {of:?}, which is not row-major")));
-                }
+                // The map's tensor is the matrix's memory as row-major: its transpose when column-major.
+                let shape = match (op.layout, transposed) {
+                    (MatrixLayout::RowMajor, false) => vec![rows, cols],
+                    (MatrixLayout::ColMajor, true) => vec![cols, rows],
+                    (layout, _) => {
+                        return Err(RunError::Bundle(format!("a tensor map over {of:?} ({layout:?}) that is{} transposed", if *transposed { "" } else { " not" })))
+                    }
+                };
                 let param = crate::tensor_map::TensorMapParam {
                     buffer: 0,
                     data_type: *data_type,
                     elem_bytes: op.elem.bytes() as u32,
-                    shape: vec![rows, cols],
+                    shape,
                     box_shape: box_shape.clone(),
                     swizzle: swizzle.clone(),
                 };

@@ -21,7 +21,8 @@ pub struct TensorMapParam {
     pub data_type: u32,
     /// Bytes per element.
     pub elem_bytes: u32,
-    /// The tensor's extents, outermost first (row-major, densely packed).
+    /// The tensor's extents, outermost first (row-major, densely packed): the memory's row-major view, so a
+    /// column-major matrix's map (over its transpose) has its extents reversed.
     pub shape: Vec<u64>,
     /// The box, outermost first.
     #[serde(rename = "box")]

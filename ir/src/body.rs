@@ -266,7 +266,9 @@ impl Body {
     pub fn insert_before(&mut self, before: OpId, op: OpId) {
         let Some(block) = self.ops[before.index()].parent else { return };
         let ops = &mut self.blocks[block.index()].ops;
-        let at = ops.iter().position(|&o| o == before).unwrap_or(ops.len());
+        // Searched from the end: the lowerings insert many ops before the op they are replacing, which has
+        // few ops after it (from the front this was quadratic in a lowered block's length).
+        let at = ops.iter().rposition(|&o| o == before).unwrap_or(ops.len());
         ops.insert(at, op);
         self.ops[op.index()].parent = Some(block);
     }

@@ -6,14 +6,18 @@
 //! tile it fills or reads, and the tensor map follows from them: the argument's tensor, a box of the shared
 //! tile's shape (or, for a tile in wgmma's column panels, of one panel's: a load per panel, `{panel = p}`,
 //! [`tensor_map_and_panels`]), the swizzle mode of the shared tile's layout ([`SwizzleMode`]), zero fill out of bounds, no
-//! interleave, no L2 promotion. Each distinct map ([`TensorMap`]) is one extra kernel parameter (a 128-byte,
-//! 64-byte aligned `.param`, CUDA's `const __grid_constant__ CUtensorMap`), after the arguments' own, in
-//! order of first use ([`kernel_tensor_maps`]); the launcher encodes it with `cuTensorMapEncodeTiled`.
+//! interleave, no L2 promotion. A column-major global tile (rank 2, `#col_major`: its first axis contiguous,
+//! the K-major B operand of an 8-bit wgmma) gets a map over its *transpose*, the row-major view of its memory
+//! (`TensorMap::transposed`): box, coordinates and the launcher's extents are in that view's axis order
+//! (memory order, outermost first), and the shared tile must be the transpose of one TMA writes. Each
+//! distinct map ([`TensorMap`]) is one extra kernel parameter (a 128-byte, 64-byte aligned `.param`, CUDA's
+//! `const __grid_constant__ CUtensorMap`), after the arguments' own, in order of first use
+//! ([`kernel_tensor_maps`]); the launcher encodes it with `cuTensorMapEncodeTiled`.
 //!
 //! Limits (the PTX ISA's and `cuTensorMapEncodeTiled`'s): rank 1..=5, box extents 1..=256, the box's inner
-//! extent a multiple of 16 bytes (and, swizzled, exactly the mode's span), a row-major global tile whose
-//! extents other than the innermost make the row pitch a multiple of 16 bytes (checked at launch), element
-//! types the driver knows.
+//! extent a multiple of 16 bytes (and, swizzled, exactly the mode's span), a global tile whose contiguous
+//! extent (the last axis; the first of a column-major tile) makes the pitch a multiple of 16 bytes (checked
+//! at launch), element types the driver knows.
 
 use tilec_layout::{column_panels, LinearLayout, Swizzle, SwizzleMode};
 
@@ -34,9 +38,13 @@ pub struct TensorMap {
     pub elem: ScalarType,
     /// The global tile's rank.
     pub rank: usize,
-    /// The box, in the tile's axis order (outermost first).
+    /// The box, in the map's axis order (memory order, outermost first): the tile's, or reversed when
+    /// `transposed`.
     pub box_shape: Vec<u64>,
     pub swizzle: SwizzleMode,
+    /// The tensor is a column-major rank-2 tile and the map is over its transpose (the row-major view of its
+    /// memory: the tile's axis 0 is the map's innermost). A TMA op's coordinates are in the map's order.
+    pub transposed: bool,
 }
 
 impl TensorMap {
@@ -48,6 +56,17 @@ impl TensorMap {
     /// Bytes of one element.
     pub fn elem_bytes(&self) -> u32 {
         self.elem.bit_width() / 8
+    }
+
+    /// The tile axis of each of the map's axes (outermost first): `0, 1, ..` or, transposed, `1, 0`.
+    pub fn tile_axes(&self) -> Vec<usize> {
+        if self.transposed { (0..self.rank).rev().collect() } else { (0..self.rank).collect() }
+    }
+
+    /// The tile axis that is contiguous in memory (the map's innermost): its extent times the element size
+    /// is the pitch of the next axis, which TMA needs to be a multiple of 16 bytes.
+    pub fn contiguous_axis(&self) -> usize {
+        if self.transposed { 0 } else { self.rank.saturating_sub(1) }
     }
 }
 
@@ -145,9 +164,16 @@ pub fn tensor_map_and_panels(func: &Func, tensor: Value, shared: Value) -> Resul
     if global.space != MemorySpace::Global {
         return Err(format!("the tensor must be a global tile, found '{global}'"));
     }
-    if !matches!(global.layout, None | Some(Layout::RowMajor)) {
-        return Err(format!("the tensor must be row-major (a tensor map's innermost axis is its last), found '{global}'"));
-    }
+    // A column-major tensor: the map is over its transpose (the row-major view of its memory).
+    let transposed = match global.layout {
+        None | Some(Layout::RowMajor) => false,
+        Some(Layout::ColMajor) if global.rank() == 2 => true,
+        _ => {
+            return Err(format!(
+                "the tensor must be row-major or a rank-2 column-major tile (a tensor map's innermost axis is contiguous), found '{global}'"
+            ))
+        }
+    };
     let made_by_alloc = body.defining_op(shared).is_some_and(|d| body.op(d).kind == OpKind::AllocShared);
     let Type::Tile(tile) = body.ty(shared) else {
         return Err(format!("the shared operand must be a shared tile, found '{}'", body.ty(shared)));
@@ -155,7 +181,44 @@ pub fn tensor_map_and_panels(func: &Func, tensor: Value, shared: Value) -> Resul
     if tile.space != MemorySpace::Shared || !made_by_alloc {
         return Err(format!("the shared operand must be a 'tile.alloc_shared' tile, found '{tile}'"));
     }
-    box_of(global, tile).map(|(box_shape, swizzle, panels)| (TensorMap { arg, elem: global.elem, rank: global.rank(), box_shape, swizzle }, panels))
+    let (box_shape, swizzle, panels) = if transposed { transposed_box_of(global, tile)? } else { box_of(global, tile)? };
+    Ok((TensorMap { arg, elem: global.elem, rank: global.rank(), box_shape, swizzle, transposed }, panels))
+}
+
+/// The box (in the transposed view's order), swizzle and number of boxes of a shared tile `tile` against the
+/// column-major global tile `global`: the shared tile, transposed, must be one TMA writes ([`tma_boxes`] on
+/// its layout with rows and columns exchanged: `#col_major` is the transpose of row-major, a swizzle over
+/// `#col_major` of the same swizzle over row-major, wgmma's K-major layouts of its column panels along K).
+fn transposed_box_of(global: &TileType, tile: &TileType) -> Result<(Vec<u64>, SwizzleMode, u64), String> {
+    if tile.elem != global.elem {
+        return Err(format!("the shared tile's elements '{}' must be the tensor's '{}'", tile.elem, global.elem));
+    }
+    if cu_tensor_map_data_type(tile.elem).is_none() {
+        return Err(format!("TMA does not copy '{}' elements here (f16, bf16, f32, tf32, f64, i32, i8, u8)", tile.elem));
+    }
+    let shape = tile.static_shape().filter(|s| s.len() == 2).ok_or_else(|| format!("the shared tile '{tile}' needs a static rank-2 shape"))?;
+    let (rows, cols) = (shape[0], shape[1]);
+    let elem_bytes = tile.elem.bit_width() / 8;
+    let not_transposed = || {
+        format!("the shared tile '{tile}' is not one TMA writes from a column-major tensor (the transpose of a row-major tile, swizzled or in column panels: '#col_major' or a swizzle over it)")
+    };
+    if let Some(&n) = shape.iter().find(|&&n| n == 0 || n > MAX_BOX_EXTENT) {
+        return Err(format!("a box extent must be in 1..={MAX_BOX_EXTENT}, found {n}"));
+    }
+    // Plain '#col_major' (any extents): one unswizzled box of whole columns.
+    if tile.layout == Some(Layout::ColMajor) {
+        let inner_bytes = rows * u64::from(elem_bytes);
+        if !inner_bytes.is_multiple_of(16) {
+            return Err(format!("the box's inner extent (a column of the shared tile) is {inner_bytes} bytes; TMA needs a multiple of 16"));
+        }
+        return Ok((vec![cols, rows], SwizzleMode::None, 1));
+    }
+    let (Ok(r), Ok(c)) = (u32::try_from(rows), u32::try_from(cols)) else { return Err(not_transposed()) };
+    let layout = tile.layout.as_ref().unwrap_or(&Layout::RowMajor);
+    let view = layout.to_linear(r, c).and_then(|l| l.exchange_outs("row", "col")).map_err(|_| not_transposed())?;
+    // The view is `cols x rows` (the transpose): boxes of its rows.
+    let boxes = tma_boxes(&view, c, r, elem_bytes).ok_or_else(not_transposed)?;
+    Ok((boxes.box_shape().to_vec(), boxes.swizzle, boxes.panels))
 }
 
 /// The box, swizzle and number of boxes (column panels) of a shared tile `tile` against the global tile
@@ -328,9 +391,29 @@ mod tests {
         assert_eq!(box_of(&global, &tile(&[32, 128], ScalarType::F16, Some(layout))), Ok((vec![32, 64], SwizzleMode::B128, 2)));
     }
 
+    /// A column-major global tile: the map is over the transpose. wgmma's K-major int8 B (a 128x256 tile,
+    /// K = 128 contiguous, `#swizzle<3, 4, 3, #col_major>`) is one 256 (n) x 128 (k) box in the 128-byte mode;
+    /// plain `#col_major` one unswizzled box of whole columns; a row-major shared tile (the copy would
+    /// transpose) or a swizzle whose span is not the column is none.
+    #[test]
+    fn column_major_tensors_map_their_transpose() {
+        let global = TileType { layout: Some(Layout::ColMajor), ..TileType::new(&[300, 200], ScalarType::I8, MemorySpace::Global) };
+        let kmajor = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 4, shift: 3 }, base: Box::new(Layout::ColMajor) };
+        assert_eq!(transposed_box_of(&global, &tile(&[128, 256], ScalarType::I8, Some(kmajor.clone()))), Ok((vec![256, 128], SwizzleMode::B128, 1)));
+        // 64 k of f16 = 128 bytes: the 128-byte mode is #swizzle<3, 3, 3> on 2-byte elements.
+        let f16 = TileType { layout: Some(Layout::ColMajor), ..TileType::new(&[300, 200], ScalarType::F16, MemorySpace::Global) };
+        let kmajor16 = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 3, shift: 3 }, base: Box::new(Layout::ColMajor) };
+        assert_eq!(transposed_box_of(&f16, &tile(&[64, 128], ScalarType::F16, Some(kmajor16))), Ok((vec![128, 64], SwizzleMode::B128, 1)));
+        assert_eq!(transposed_box_of(&global, &tile(&[48, 24], ScalarType::I8, Some(Layout::ColMajor))), Ok((vec![24, 48], SwizzleMode::None, 1)));
+        assert!(transposed_box_of(&global, &tile(&[40, 24], ScalarType::I8, Some(Layout::ColMajor))).unwrap_err().contains("40 bytes"));
+        assert!(transposed_box_of(&global, &tile(&[128, 256], ScalarType::I8, None)).unwrap_err().contains("not one TMA writes"));
+        // A 64-byte column (64 k of int8) under the 128-byte swizzle: not a TMA box.
+        assert!(transposed_box_of(&global, &tile(&[64, 256], ScalarType::I8, Some(kmajor))).unwrap_err().contains("not one TMA writes"));
+    }
+
     #[test]
     fn box_bytes_and_data_types() {
-        let map = TensorMap { arg: 0, elem: ScalarType::F16, rank: 2, box_shape: vec![64, 64], swizzle: SwizzleMode::B128 };
+        let map = TensorMap { arg: 0, elem: ScalarType::F16, rank: 2, box_shape: vec![64, 64], swizzle: SwizzleMode::B128, transposed: false };
         assert_eq!(map.box_bytes(), 8192);
         // cuda.h's CUtensorMapDataType: UINT8 0, INT32 3, FLOAT16 6, FLOAT32 7, FLOAT64 8, BFLOAT16 9.
         assert_eq!(cu_tensor_map_data_type(ScalarType::F16), Some(6));

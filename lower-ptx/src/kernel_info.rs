@@ -75,9 +75,15 @@ pub struct TensorMapInfo {
     pub elem: String,
     /// `CUtensorMapDataType` (`cuda.h`: FLOAT16 6, FLOAT32 7, BFLOAT16 9, ...).
     pub data_type: u32,
-    /// The box: the shared tile's shape, outermost axis first.
+    /// The box: the shared tile's shape (or one column panel's), outermost axis first, in the map's axis
+    /// order (reversed when `transposed`).
     #[serde(rename = "box")]
     pub box_shape: Vec<u64>,
+    /// The tensor is column-major (rank 2) and the map is over its transpose, the row-major view of its
+    /// memory: the launcher passes its extents reversed (innermost first: rows, then columns). Left out of
+    /// the JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub transposed: bool,
     /// `none`, `32b`, `64b` or `128b` (`tilec_layout::SwizzleMode`).
     pub swizzle: String,
     /// Out-of-bounds elements read as zeros (`CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`).
@@ -353,7 +359,7 @@ impl KernelInfo {
             // The tensor's pitches must be multiples of 16 bytes: its innermost extent a multiple of 16/e elements.
             if let Some(ParamKind::Tile { extent_multiples, .. }) = params.get_mut(map.arg).map(|p| &mut p.kind) {
                 let multiple = 16 / u64::from(map.elem_bytes().max(1));
-                let axis = map.rank - 1;
+                let axis = map.contiguous_axis();
                 if map.rank >= 2 && multiple > 1 && !extent_multiples.iter().any(|m| m.axis == axis && m.multiple % multiple == 0) {
                     extent_multiples.push(ExtentMultiple { axis, multiple });
                 }
@@ -363,6 +369,7 @@ impl KernelInfo {
                 elem: map.elem.name().to_string(),
                 data_type: tilec_ir::tma::cu_tensor_map_data_type(map.elem).unwrap_or(0),
                 box_shape: map.box_shape.clone(),
+                transposed: map.transposed,
                 swizzle: map.swizzle.name().to_string(),
                 oob_fill: "zero".into(),
                 l2_promotion: "none".into(),

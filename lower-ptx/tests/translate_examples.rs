@@ -154,6 +154,7 @@ fn kernel_info_describes_tensor_maps() {
         elem: "f16".into(),
         data_type: 6,
         box_shape: vec![64, 64],
+        transposed: false,
         swizzle: "128b".into(),
         oob_fill: "zero".into(),
         l2_promotion: "none".into(),
@@ -167,4 +168,30 @@ fn kernel_info_describes_tensor_maps() {
     // The JSON manifest names the box `box`; kernels without TMA have no `tensor_maps` key at all.
     let json = serde_json::to_string(info).unwrap();
     assert!(json.contains(r#""box":[64,64]"#) && json.contains(r#""role":{"tensor_map":0}"#), "{json}");
+    assert!(!json.contains("transposed"), "{json}");
+}
+
+/// A column-major tensor's map is over its transpose: a 128x64 int8 column-major tile in the 128-byte mode
+/// (K = 128 bytes contiguous per column, wgmma's K-major B) is a 64 (n) x 128 (k) box, the launcher passes
+/// the extents reversed (`transposed`), and the tensor's columns (axis 0, K) must be a multiple of 16 bytes.
+#[test]
+fn kernel_info_describes_transposed_tensor_maps() {
+    use tilec_lower_ptx::{ExtentMultiple, ParamKind};
+    let src = r#"tile.func @tma_col(%B: tile<?x?xi8, global, #col_major>) attributes {num_warps = 1} {
+  %c0 = tile.constant 0 : index
+  %c1 = tile.constant 1 : index
+  %s = tile.alloc_shared : tile<128x64xi8, shared, #swizzle<3, 4, 3, #col_major>>
+  %bars = nvgpu.mbarrier.create : tile<1xindex, shared>
+  nvgpu.mbarrier.init %bars[%c0], %c1
+  nvgpu.tma.async.load %B[%c0, %c0], %bars[%c0] to %s
+  tile.return
+}"#;
+    let module = tilec_ir::parse_module(src).unwrap();
+    let info = &compile(&module, Target::Sm90a, OptLevel::O3).unwrap().kernels[0];
+    let map = &info.tensor_maps[0];
+    assert_eq!((map.box_shape.as_slice(), map.swizzle.as_str(), map.transposed, map.data_type), (&[64u64, 128][..], "128b", true, 0));
+    let ParamKind::Tile { extent_multiples, .. } = &info.params[0].kind else { panic!("{:?}", info.params[0]) };
+    assert_eq!(extent_multiples, &vec![ExtentMultiple { axis: 0, multiple: 16 }]);
+    let json = serde_json::to_string(info).unwrap();
+    assert!(json.contains(r#""box":[64,128]"#) && json.contains(r#""transposed":true"#), "{json}");
 }

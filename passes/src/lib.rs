@@ -53,7 +53,7 @@ pub mod wgmma;
 pub use context::{PassContext, Remark};
 pub use layout_assignment::LayoutAssignment;
 pub use lower::LowerTileToNvgpu;
-pub use manager::{DumpPoint, IrDump, PassManager, PipelineError, RunReport};
+pub use manager::{DumpPoint, IrDump, PassManager, PipelineError, RunReport, Verify};
 pub use options::PassOptions;
 pub use pass::Pass;
 pub use pipelining::SoftwarePipeline;

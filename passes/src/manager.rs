@@ -1,5 +1,6 @@
-//! [`PassManager`]: runs passes over a module in order, verifying after each, printing IR around the
-//! passes asked for, and timing them.
+//! [`PassManager`]: runs passes over a module in order, verifying after each (or, with
+//! [`Verify::AtEnd`], once after the last: what a release `tilec` does unless `--verify-each`), printing
+//! IR around the passes asked for, and timing them.
 //!
 //! ```
 //! use tilec_ir::Target;
@@ -118,12 +119,25 @@ impl PassFilter {
     }
 }
 
+/// When the pass manager runs the verifier ([`PassManager::verify`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verify {
+    /// The input, and the IR after every pass: a broken pass is named (MLIR's `-verify-each`). The
+    /// default, and what the tests use.
+    EachPass,
+    /// Only the IR the last pass leaves: a pass that broke the IR is still caught, but not named.
+    /// Cheaper (one verification instead of one per pass).
+    AtEnd,
+    /// Never.
+    Off,
+}
+
 /// Runs a list of passes. Built from a pipeline string with [`PassManager::from_pipeline`] or pass by
 /// pass with [`PassManager::add`]; configured with the builder methods; [`PassManager::run`] may be called
 /// on any number of modules.
 pub struct PassManager {
     passes: Vec<Box<dyn Pass>>,
-    verify_each: bool,
+    verify: Verify,
     print_before: PassFilter,
     print_after: PassFilter,
     timing: bool,
@@ -140,7 +154,7 @@ impl PassManager {
     pub fn new() -> PassManager {
         PassManager {
             passes: Vec::new(),
-            verify_each: true,
+            verify: Verify::EachPass,
             print_before: PassFilter::None,
             print_after: PassFilter::None,
             timing: false,
@@ -170,9 +184,16 @@ impl PassManager {
         self.passes.iter().map(|p| p.name()).collect()
     }
 
-    /// Verify the input and the IR after every pass (default on; `--no-verify-each` turns it off).
+    /// Verify the input and the IR after every pass ([`Verify::EachPass`], the default), or never
+    /// ([`Verify::Off`]).
     pub fn verify_each(mut self, on: bool) -> PassManager {
-        self.verify_each = on;
+        self.verify = if on { Verify::EachPass } else { Verify::Off };
+        self
+    }
+
+    /// When to verify (see [`Verify`]).
+    pub fn verify(mut self, when: Verify) -> PassManager {
+        self.verify = when;
         self
     }
 
@@ -230,7 +251,7 @@ impl PassManager {
         cx.current_pass = None;
         if self.timing {
             let mut timing = run.timing;
-            if self.verify_each {
+            if self.verify != Verify::Off {
                 timing.push("(verifier)", TimingKind::Verifier, run.verify);
             }
             if !run.printing.is_zero() {
@@ -245,7 +266,7 @@ impl PassManager {
     }
 
     fn run_passes(&self, module: &mut Module, cx: &mut PassContext, run: &mut Run) -> Result<(), Diagnostics> {
-        if self.verify_each {
+        if self.verify == Verify::EachPass {
             let start = Instant::now();
             let verified = verify_module(module);
             run.verify += start.elapsed();
@@ -279,7 +300,7 @@ impl PassManager {
                 }
             };
             let failure = failure.or_else(|| {
-                if !self.verify_each {
+                if self.verify != Verify::EachPass {
                     return None;
                 }
                 let start = Instant::now();
@@ -307,6 +328,22 @@ impl PassManager {
                 run.report.dumps.push(IrDump::new(name, DumpPoint::After, module));
                 run.printing += start.elapsed();
             }
+        }
+        if self.verify == Verify::AtEnd {
+            let start = Instant::now();
+            let verified = verify_module(module);
+            run.verify += start.elapsed();
+            verified.map_err(|d| {
+                let mut d = prefix(d, "after the pipeline: ");
+                if let Some(first) = d.0.first_mut() {
+                    first.notes.push(tilec_ir::diag::Note {
+                        span: None,
+                        message: "a pass left IR that does not verify; verify after every pass (`--verify-each`) to name it"
+                            .to_string(),
+                    });
+                }
+                d
+            })?;
         }
         Ok(())
     }

@@ -35,8 +35,9 @@
 //! - against a *model* of the accesses ([`modeled_cost`]): every 16-byte chunk written by `cp.async` in
 //!   storage order over all threads, and every 8-row `ldmatrix` phase;
 //! - by lowering a copy of the function (`lower-tile-to-nvgpu`, which runs layout assignment itself) and
-//!   counting the wavefronts of the accesses to the tile with [`analyze_bank_conflicts`], before and
-//!   after. If the lowered accesses still conflict, the pass tries the other swizzles that keep 16-byte
+//!   counting the wavefronts of the accesses to the tile with [`analyze_bank_conflicts`], after, and
+//!   before: the same lowered accesses with the tile retyped to its original layout (the analysis takes
+//!   addresses from the tile types, so the copy is lowered once, not twice). If the lowered accesses still conflict, the pass tries the other swizzles that keep 16-byte
 //!   chunks whole and keeps the one with the fewest wavefronts (the rule's choice on ties). If the copy
 //!   cannot be lowered (the function is already at the nvgpu level, or uses ops the lowering does not
 //!   handle), the model is the check.
@@ -258,10 +259,20 @@ pub fn set_tile_type(func: &mut Func, tile: Value, ty: TileType) {
 
 /// Lowers a copy of `func` and returns the wavefronts of the accesses to each of `tiles`.
 fn lowered_costs(func: &Func, tiles: &[Value]) -> Option<Vec<AccessCost>> {
+    lowered_copy(func).map(|copy| costs_of(&copy, tiles))
+}
+
+/// A copy of `func` lowered to nvgpu-level IR, if the lowering takes it.
+fn lowered_copy(func: &Func) -> Option<Func> {
     let mut copy = func.clone();
     crate::lower::lower_func(&mut copy).ok()?;
-    let report = analyze_bank_conflicts(&copy, &BankConflictOptions::default());
-    Some(tiles.iter().map(|&t| report.total_for_tile(t)).collect())
+    Some(copy)
+}
+
+/// The wavefronts of the accesses of a lowered function to each of `tiles`.
+fn costs_of(lowered: &Func, tiles: &[Value]) -> Vec<AccessCost> {
+    let report = analyze_bank_conflicts(lowered, &BankConflictOptions::default());
+    tiles.iter().map(|&t| report.total_for_tile(t)).collect()
 }
 
 /// The swizzles that keep the 16-byte chunks of this tile whole, for the search when the rule's choice
@@ -335,7 +346,6 @@ pub fn swizzle_func(func: &mut Func, cx: &mut PassContext) -> Vec<TileSwizzle> {
         return Vec::new();
     }
     let values: Vec<Value> = tiles.iter().map(|t| t.0).collect();
-    let lowered_before = lowered_costs(func, &values);
     let mut decisions = Vec::new();
     for (value, span, ty) in &tiles {
         let name = func.body.value(*value).name.clone().map_or_else(|| format!("%<{}>", value.0), |n| format!("%{n}"));
@@ -371,12 +381,22 @@ pub fn swizzle_func(func: &mut Func, cx: &mut PassContext) -> Vec<TileSwizzle> {
             reason,
             modeled_before,
             modeled_after: modeled_before,
-            lowered_before: lowered_before.as_ref().map(|c| c[decisions.len()]),
+            lowered_before: None,
             lowered_after: None,
         });
     }
     // Check by lowering; search where the rule's choice still conflicts.
-    if let Some(after) = lowered_costs(func, &values) {
+    if let Some(mut lowered) = lowered_copy(func) {
+        let after = costs_of(&lowered, &values);
+        // The costs before: the same lowered accesses on the tiles' original layouts (the lowering's
+        // instructions and indices do not depend on a swizzle that keeps 16-byte chunks whole; only the
+        // addresses do, and the analysis computes them from the tile types), without lowering again.
+        for (value, _, ty) in &tiles {
+            set_tile_type(&mut lowered, *value, ty.clone());
+        }
+        for (d, c) in decisions.iter_mut().zip(costs_of(&lowered, &values)) {
+            d.lowered_before = Some(c);
+        }
         // Whether the search moved a tile off the rule's layout (then the accesses are lowered once more).
         let mut searched_away = false;
         for (i, d) in decisions.iter_mut().enumerate() {

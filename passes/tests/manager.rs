@@ -2,7 +2,7 @@
 
 use tilec_ir::{Diagnostic, Module, OpKind, OpSpec, Span, Target};
 use tilec_passes::{
-    DumpPoint, Pass, PassContext, PassManager, PassRegistry, TimingKind,
+    DumpPoint, Pass, PassContext, PassManager, PassRegistry, TimingKind, Verify,
 };
 
 const INPUT: &str = "tile.func @f(%out: tile<16x8xi32, global>) {
@@ -125,6 +125,19 @@ fn verify_each_can_be_switched_off() {
     let mut m = module();
     manager("break-terminator").verify_each(false).run(&mut m, &mut PassContext::default()).unwrap();
     assert!(tilec_ir::verify::verify_module(&m).is_err());
+}
+
+#[test]
+fn verification_at_the_end_catches_a_broken_pass_without_naming_it() {
+    let mut m = module();
+    let err = manager("canonicalize,break-terminator,dce").verify(Verify::AtEnd).run(&mut m, &mut PassContext::default()).unwrap_err();
+    let d = &err.diagnostics.0;
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].message, "after the pipeline: a function body must end with 'tile.return'");
+    assert!(d[0].notes[0].message.contains("--verify-each"));
+    // A pipeline that leaves valid IR passes, and the timing shows the one verification.
+    let report = manager("canonicalize,dce").verify(Verify::AtEnd).timing(true).run(&mut module(), &mut PassContext::default()).unwrap();
+    assert_eq!(report.timing.unwrap().names(), ["canonicalize", "dce", "(verifier)"]);
 }
 
 #[test]

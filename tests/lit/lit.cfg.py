@@ -36,6 +36,8 @@ for var in ("HOME", "TMPDIR", "RUST_BACKTRACE"):
         config.environment[var] = os.environ[var]
 # Every RUN line compiles: no on-disk cache (it would also write under $HOME). tests/tests/cache.rs tests it.
 config.environment["TILEC_CACHE"] = "0"
+# Verify after every pass, naming a pass that breaks the IR (a release tilec verifies only the result).
+config.environment["TILEC_VERIFY_EACH"] = "1"
 
 # Longest names first, so that %tilec does not eat a prefix of a longer substitution.
 config.substitutions.append(("%mlir-opt", os.path.join(llvm_bin, "mlir-opt")))

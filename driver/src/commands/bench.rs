@@ -266,7 +266,13 @@ pub(crate) fn abi_params(kernel: &KernelInfo, roles: &GemmRoles) -> Result<Vec<B
             // A TMA tensor map over a matrix (sm_90a): the runner encodes it over the matrix's buffer.
             (AbiRole::TensorMap(k), Some(r)) => {
                 let map = kernel.tensor_maps.get(*k).ok_or_else(|| DriverError::Usage(format!("the kernel's ABI names tensor map #{k}, which it lacks")))?;
-                Ok(BenchParam::TensorMap { of: r, data_type: map.data_type, box_shape: map.box_shape.clone(), swizzle: map.swizzle.clone() })
+                Ok(BenchParam::TensorMap {
+                    of: r,
+                    data_type: map.data_type,
+                    box_shape: map.box_shape.clone(),
+                    swizzle: map.swizzle.clone(),
+                    transposed: map.transposed,
+                })
             }
             _ => Err(DriverError::Usage(format!("the compiled kernel's parameter '{}' ({}) has no GEMM role", p.name, p.ty))),
         })

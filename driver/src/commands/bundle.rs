@@ -241,7 +241,8 @@ pub(crate) fn abi_params(func: &tilec_ir::Func, kernel: &KernelInfo, values: &[A
                     buffer,
                     data_type: map.data_type,
                     elem_bytes: t.elem.bit_width() / 8,
-                    shape: t.shape.iter().map(|&n| n as u64).collect(),
+                    // The map's axis order: a transposed map's tensor is its memory's row-major view.
+                    shape: if map.transposed { t.shape.iter().rev().map(|&n| n as u64).collect() } else { t.shape.iter().map(|&n| n as u64).collect() },
                     box_shape: map.box_shape.clone(),
                     swizzle: map.swizzle.clone(),
                 })

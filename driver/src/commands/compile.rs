@@ -83,7 +83,7 @@ pub fn options(args: &CompileArgs, target: Target, opt: tilec_lower_ptx::OptLeve
         opt_level: opt,
         emit: emit.into(),
         pipeline: args.pipeline.clone(),
-        verify_each: !args.no_verify_each,
+        verify_each: args.verifies_each_pass(),
         timing: args.timing,
         print_ir: PrintIr {
             after_all: args.print_ir_after_all,
@@ -159,7 +159,7 @@ impl CacheKeys {
             .field("backend", backend.as_bytes())
             .field("opt", opt.to_string().as_bytes())
             .field("pipeline", args.pipeline.as_deref().unwrap_or("<default>").as_bytes())
-            .field("verify-each", if args.no_verify_each { b"no" } else { b"yes" });
+            .field("verify-each", if args.verifies_each_pass() { b"yes" } else { b"no" });
         let output = key.finish();
         let manifest = args.manifest.is_some().then(|| key.field("artifact", b"manifest").finish());
         CacheKeys { output, manifest }

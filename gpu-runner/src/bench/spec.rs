@@ -141,17 +141,21 @@ pub enum BenchParam {
     Alpha,
     /// The `beta` scalar, as `f32`.
     Beta,
-    /// A TMA tensor map over a matrix (row-major, its logical shape), built at launch with
-    /// `cuTensorMapEncodeTiled` (`crate::tensor_map`).
+    /// A TMA tensor map over a matrix, built at launch with `cuTensorMapEncodeTiled` (`crate::tensor_map`):
+    /// over its logical shape for a row-major matrix, over its transpose (the row-major view of its memory)
+    /// for a column-major one (`transposed`).
     TensorMap {
         of: Role,
         /// `CUtensorMapDataType`.
         data_type: u32,
-        /// The box, outermost first.
+        /// The box, outermost first (in the map's axis order).
         #[serde(rename = "box")]
         box_shape: Vec<u64>,
         /// `none`, `32b`, `64b` or `128b`.
         swizzle: String,
+        /// The map is over the transpose of a column-major matrix.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        transposed: bool,
     },
 }
 

@@ -72,23 +72,25 @@ impl BoxPlacement {
     }
 }
 
-/// The global coordinates of box element `k` at `coords`, and whether they are inside `shape`.
-fn global_index(box_shape: &[u64], coords: &[i64], shape: &[usize], mut k: u64) -> Option<usize> {
-    let mut flat = 0usize;
+/// The position in the tensor's (logical row-major) data of box element `k` (row-major over the box, in the
+/// map's axis order) of the box at `coords` (the map's order), or `None` when it is outside `shape` (the
+/// tile's extents, in its own order). A transposed map's axes are the tile's in reverse.
+fn global_index(map: &TensorMap, coords: &[i64], shape: &[usize], mut k: u64) -> Option<usize> {
+    let tile_axes = map.tile_axes();
+    let mut at = vec![0usize; shape.len()];
     let mut inside = true;
-    let mut stride = 1usize;
-    for axis in (0..box_shape.len()).rev() {
-        let i = (k % box_shape[axis]) as i64;
-        k /= box_shape[axis];
+    for axis in (0..map.box_shape.len()).rev() {
+        let i = (k % map.box_shape[axis]) as i64;
+        k /= map.box_shape[axis];
         let g = coords[axis] + i;
-        if g < 0 || g as usize >= shape[axis] {
+        let t = tile_axes[axis];
+        if g < 0 || g as usize >= shape[t] {
             inside = false;
         } else {
-            flat += g as usize * stride;
+            at[t] = g as usize;
         }
-        stride *= shape[axis];
     }
-    inside.then_some(flat)
+    inside.then(|| at.iter().zip(shape).fold(0usize, |flat, (&i, &n)| flat * n + i))
 }
 
 impl Warp {
@@ -107,9 +109,11 @@ impl Warp {
         };
         let data = ctx.args[g].as_tile().ok_or_else(|| error(self, ctx, op, "the tensor has no data".into()))?;
         // cuTensorMapEncodeTiled: every global stride (the pitch of each axis but the innermost) a multiple of 16 bytes.
+        // Memory order: the map's axes (a column-major tensor's axis 0 is contiguous).
         let mut pitch = u64::from(map.elem_bytes());
-        for (axis, &n) in data.shape.iter().enumerate().rev() {
-            if axis + 1 < data.shape.len() && !pitch.is_multiple_of(16) {
+        let memory_order = map.tile_axes();
+        for (i, &axis) in memory_order.iter().enumerate().rev() {
+            if i + 1 < memory_order.len() && !pitch.is_multiple_of(16) {
                 return Err(error(
                     self,
                     ctx,
@@ -117,7 +121,7 @@ impl Warp {
                     format!("the tensor's shape {:?} gives axis {axis} a pitch of {pitch} bytes; a tensor map needs multiples of 16", data.shape),
                 ));
             }
-            pitch *= n as u64;
+            pitch *= data.shape.get(axis).copied().unwrap_or(1) as u64;
         }
         let base = ctx.shared.tiles[s].base;
         let align = map.swizzle.repeat_bytes().max(128);
@@ -169,7 +173,7 @@ impl Warp {
             let src = ctx.args[g].as_tile().ok_or_else(|| error(self, ctx, op, "the tensor has no data".into()))?;
             let n: u64 = map.box_shape.iter().product();
             let values: Vec<f64> =
-                (0..n).map(|k| global_index(&map.box_shape, &coords, &src.shape, k).map_or(0.0, |i| src.values[i])).collect();
+                (0..n).map(|k| global_index(&map, &coords, &src.shape, k).map_or(0.0, |i| src.values[i])).collect();
             let elem = map.elem;
             let data = &ctx.shared.tiles[s].data;
             let writes: Vec<(usize, bool)> =
@@ -223,7 +227,7 @@ impl Warp {
             let super::SimArg::Tile(dst) = &mut ctx.args[g] else { return Err(error(self, ctx, op, "the tensor has no data".into())) };
             let elem = dst.elem;
             let writes: Vec<(usize, f64)> =
-                (0..n).filter_map(|k| global_index(&map.box_shape, &coords, &dst.shape, k).map(|i| (i, values[k as usize]))).collect();
+                (0..n).filter_map(|k| global_index(&map, &coords, &dst.shape, k).map(|i| (i, values[k as usize]))).collect();
             let race_writes = writes.iter().map(|&(i, x)| (i, dst.values.get(i) == Some(&round_to(elem, x))));
             ctx.race.borrow_mut().write(RaceSpace::Global(g), dst.values.len(), race_writes, id, op.span, op.kind.name(), place)?;
             for (i, x) in writes {
@@ -268,7 +272,7 @@ mod tests {
     /// row-major tile and the 128-byte mode, the 16-byte chunks of row r come out XOR-permuted by r % 8.
     #[test]
     fn box_lands_through_the_swizzle() {
-        let map = TensorMap { arg: 0, elem: ScalarType::F16, rank: 2, box_shape: vec![8, 64], swizzle: SwizzleMode::B128 };
+        let map = TensorMap { arg: 0, elem: ScalarType::F16, rank: 2, box_shape: vec![8, 64], swizzle: SwizzleMode::B128, transposed: false };
         let matching = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 3, shift: 3 }, base: Box::new(Layout::RowMajor) };
         let p = BoxPlacement::new(&map, &matching, &[8, 64], 0).unwrap();
         assert!(p.positions.iter().enumerate().all(|(k, &pos)| k == pos));
@@ -292,7 +296,7 @@ mod tests {
         bases.push(vec![0, 64]);
         let panels = tilec_layout::LinearLayout::new([("offset", bases)], [("row", 16), ("col", 128)]).unwrap();
         let layout = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 3, shift: 3 }, base: Box::new(Layout::Linear(panels)) };
-        let map = TensorMap { arg: 0, elem: ScalarType::F16, rank: 2, box_shape: vec![16, 64], swizzle: SwizzleMode::B128 };
+        let map = TensorMap { arg: 0, elem: ScalarType::F16, rank: 2, box_shape: vec![16, 64], swizzle: SwizzleMode::B128, transposed: false };
         for panel in 0..2u64 {
             let p = BoxPlacement::new(&map, &layout, &[16, 128], panel).unwrap();
             for r in 0..16usize {
@@ -306,11 +310,46 @@ mod tests {
     #[test]
     fn out_of_bounds_elements_have_no_global_index() {
         // A 4x8 box at (-1, 6) of a 3x10 tensor: rows -1 and 3 are outside, columns 10.. too.
+        let map = TensorMap { arg: 0, elem: ScalarType::F16, rank: 2, box_shape: vec![4, 8], swizzle: SwizzleMode::None, transposed: false };
         let shape = [3usize, 10];
-        assert_eq!(global_index(&[4, 8], &[-1, 6], &shape, 0), None);
-        assert_eq!(global_index(&[4, 8], &[-1, 6], &shape, 8), Some(6)); // (0, 6)
-        assert_eq!(global_index(&[4, 8], &[-1, 6], &shape, 8 + 3), Some(9)); // (0, 9)
-        assert_eq!(global_index(&[4, 8], &[-1, 6], &shape, 8 + 4), None); // (0, 10)
-        assert_eq!(global_index(&[4, 8], &[-1, 6], &shape, 3 * 8), Some(2 * 10 + 6));
+        assert_eq!(global_index(&map, &[-1, 6], &shape, 0), None);
+        assert_eq!(global_index(&map, &[-1, 6], &shape, 8), Some(6)); // (0, 6)
+        assert_eq!(global_index(&map, &[-1, 6], &shape, 8 + 3), Some(9)); // (0, 9)
+        assert_eq!(global_index(&map, &[-1, 6], &shape, 8 + 4), None); // (0, 10)
+        assert_eq!(global_index(&map, &[-1, 6], &shape, 3 * 8), Some(2 * 10 + 6));
+    }
+
+    /// A transposed map over a 10x3 column-major tensor (K = 10 contiguous, N = 3): the box is 4 (n) x 8 (k)
+    /// at (n, k) = (-1, 6); box element (i, j) is the tensor's (k, n) = (6 + j, -1 + i), at logical
+    /// row-major position k * 3 + n.
+    #[test]
+    fn transposed_maps_swap_the_axes() {
+        let map = TensorMap { arg: 0, elem: ScalarType::I8, rank: 2, box_shape: vec![4, 8], swizzle: SwizzleMode::None, transposed: true };
+        let shape = [10usize, 3];
+        assert_eq!(global_index(&map, &[-1, 6], &shape, 0), None); // n = -1
+        assert_eq!(global_index(&map, &[-1, 6], &shape, 8), Some(6 * 3)); // (k 6, n 0)
+        assert_eq!(global_index(&map, &[-1, 6], &shape, 8 + 3), Some(9 * 3)); // (k 9, n 0)
+        assert_eq!(global_index(&map, &[-1, 6], &shape, 8 + 4), None); // k = 10
+        assert_eq!(global_index(&map, &[-1, 6], &shape, 3 * 8), Some(6 * 3 + 2)); // (k 6, n 2)
+        assert_eq!(global_index(&map, &[-1, 6], &shape, 4 * 8), None); // n = 3
+    }
+
+    /// A 128x16 int8 column-major tile in the 128-byte mode (`#swizzle<3, 4, 3, #col_major>`: wgmma's K-major
+    /// B): the transposed map's box is 16 (n) x 128 (k), and box element (n, k) must be read back as the
+    /// tile's (k, n), at logical position k * 16 + n; with plain `#col_major` the 16-byte chunks of column n
+    /// come out XOR-permuted by n % 8.
+    #[test]
+    fn transposed_box_lands_in_a_k_major_tile() {
+        let map = TensorMap { arg: 0, elem: ScalarType::I8, rank: 2, box_shape: vec![16, 128], swizzle: SwizzleMode::B128, transposed: true };
+        let layout = Layout::Swizzled { swizzle: Swizzle { bits: 3, base: 4, shift: 3 }, base: Box::new(Layout::ColMajor) };
+        let p = BoxPlacement::new(&map, &layout, &[128, 16], 0).unwrap();
+        let plain = BoxPlacement::new(&map, &Layout::ColMajor, &[128, 16], 0).unwrap();
+        for n in 0..16usize {
+            for k in 0..128usize {
+                assert_eq!(p.positions[n * 128 + k], k * 16 + n, "n={n} k={k}");
+                let moved = ((k / 16) ^ (n % 8)) * 16 + k % 16;
+                assert_eq!(plain.positions[n * 128 + k], moved * 16 + n, "plain n={n} k={k}");
+            }
+        }
     }
 }

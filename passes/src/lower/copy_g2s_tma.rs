@@ -9,7 +9,9 @@
 //! explicit `"tma"` where it is not legal is an error at the copy). Legal: a rank-2 row-major global tile that
 //! is a kernel argument, into a `tile.alloc_shared` tile whose layout TMA writes as boxes
 //! ([`tilec_ir::tma::tma_boxes`]: row-major, a swizzle mode whose span is the row, or column panels one span
-//! wide under their mode), rows aligned to 16
+//! wide under their mode), or a column-major global tile into a column-major shared tile, the transpose of
+//! one of those (the map is over the transposed view, K contiguous: the K-major B of an 8-bit wgmma; its
+//! coordinates are (column, row)), rows (columns) aligned to 16
 //! bytes (`global_alignment` 16, the default: the launch-time variant with narrower rows keeps cp.async,
 //! [`crate::lower::GLOBAL_ALIGNMENT_ATTR`]), and at most one enclosing `tile.for` (the mbarrier's phase parity
 //! follows from its induction variable). Edges need nothing: TMA zero-fills the part of the box outside the
@@ -19,7 +21,7 @@
 //! One mbarrier per run (`nvgpu.mbarrier.create`, initialised for one arrival by thread 0 at the top of the
 //! kernel, then a barrier). Before the run's first TMA load, thread 0 does `arrive.expect_tx` with the run's
 //! total box bytes (every panel's of every copy); each TMA copy is one load per box by thread 0, panel `p` at
-//! column `col + p * panel width`; after the run every thread waits with
+//! the map's inner coordinate plus `p * panel width`; after the run every thread waits with
 //! `try_wait.parity` on the use's parity (0 outside loops; `((k - lb) / step) % 2` in a loop: the phase
 //! flips once per iteration), then the run's barrier as for cp.async (it is also what `software-pipeline`
 //! matches and replaces by its mbarrier ring). cp.async copies of the same run keep their group and wait.
@@ -59,17 +61,26 @@ impl Lowering<'_> {
         if tiles.vector_axis.is_some() || !tiles.lead.is_empty() {
             return Ok(Some("TMA copies here only 2-D windows of rank-2 global tiles".into()));
         }
-        if tiles.col_major || tiles.global_col_major {
-            return Ok(Some("TMA copies here only row-major tiles".into()));
+        if tiles.col_major != tiles.global_col_major {
+            return Ok(Some("TMA does not transpose: the global and the shared tile must both be row-major or both column-major".into()));
         }
         let align = self.global_alignment(tiles.src)?;
+        let (lines, lines_of) =
+            if tiles.global_col_major { ("columns", "columns of the column-major global tile") } else { ("rows", "rows of the global tile") };
         if align < 16 {
-            return Ok(Some(format!("global_alignment = {align}: TMA needs rows of a multiple of 16 bytes")));
+            return Ok(Some(format!("global_alignment = {align}: TMA needs {lines} of a multiple of 16 bytes")));
         }
         let elem_bytes = u64::from(tiles.global.elem.bit_width() / 8);
-        if let Some(Dim::Static(cols)) = tiles.global.shape.get(1) {
-            if !(cols * elem_bytes).is_multiple_of(16) {
-                return Ok(Some(format!("the rows of the global tile are {} bytes; TMA needs a multiple of 16", cols * elem_bytes)));
+        // The contiguous axis: its extent in bytes is the pitch of the other, which a tensor map needs to be a
+        // multiple of 16 bytes.
+        let contiguous = usize::from(!tiles.global_col_major);
+        if let Some(Dim::Static(n)) = tiles.global.shape.get(contiguous) {
+            if !(n * elem_bytes).is_multiple_of(16) {
+                return Ok(Some(format!(
+                    "the {lines_of} are {} bytes ({n} x {}), a pitch a tensor map cannot express: TMA needs a multiple of 16 bytes",
+                    n * elem_bytes,
+                    tiles.global.elem
+                )));
             }
         }
         if let Err(why) = tensor_map_of(self.func, tiles.src, tiles.dst) {
@@ -173,7 +184,7 @@ impl Lowering<'_> {
         self.war_barrier(tiles, first_of_run);
         // The tensor map's row pitch must be a multiple of 16 bytes (checked at launch, as for cp.async).
         let elem_bytes = u64::from(tiles.global.elem.bit_width() / 8);
-        self.require_line_multiple(tiles, 1, 16 / elem_bytes, "16 bytes) for TMA");
+        self.require_line_multiple(tiles, usize::from(!tiles.global_col_major), 16 / elem_bytes, "16 bytes) for TMA");
         let zero = self.index(0);
         let first = self.elected();
         if !run.announced {
@@ -185,16 +196,18 @@ impl Lowering<'_> {
         let (&[row, col], Some(&panel_cols)) = (tiles.indices.as_slice(), map.box_shape.last()) else {
             return Err(Diagnostic::error(self.span, "internal: a TMA copy of a window that is not 2-D"));
         };
+        // The map's axis order: a column-major tensor's map is over its transpose (column, row).
+        let (outer, inner) = if map.transposed { (col, row) } else { (row, col) };
         for panel in 0..panels {
-            let col = if panel == 0 {
-                col
+            let inner = if panel == 0 {
+                inner
             } else {
                 let offset = self.index((panel * panel_cols) as i64);
-                self.binary(BinaryArith::Add, col, offset)
+                self.binary(BinaryArith::Add, inner, offset)
             };
             let load = typed::TmaAsyncLoad {
                 tensor: tiles.src,
-                coords: vec![row, col],
+                coords: vec![outer, inner],
                 barriers: run.barriers,
                 mbar_id: zero,
                 dst: tiles.dst,

@@ -436,11 +436,22 @@ impl CopyPlan {
     /// shared tile's memory layout, for every instance and warp (lanes `0..lanes`).
     fn check_rows_contiguous(&self, len: u32, lanes: u32) -> Result<(), String> {
         let inv = self.source.memory.invert().map_err(|e| format!("the shared layout is not invertible: {e}"))?;
-        let order: Vec<&str> = inv.in_dim_names();
-        let offset = |row: u32, col: u32| -> Option<u32> {
-            let input: Vec<u32> = order.iter().map(|d| if *d == "row" { row } else if *d == "col" { col } else { 0 }).collect();
-            inv.apply(&input).ok().map(|o| o[0])
+        // `inv` is linear over F2: the offset of (row, col) is the XOR of the images (first output) of the
+        // set bits of `row` and `col` (what `inv.apply` computes, without its allocations: this runs for
+        // every element of every instance); `None` past a dimension's size. A dimension other than `row`
+        // and `col` is 0; one that `inv` lacks is ignored.
+        let images = |dim: &str| -> Option<Vec<u32>> {
+            inv.bases(dim).map(|bases| bases.iter().map(|image| image.first().copied().unwrap_or(0)).collect())
         };
+        let (row_images, col_images) = (images("row"), images("col"));
+        let part = |x: u32, images: &Option<Vec<u32>>| -> Option<u32> {
+            let Some(images) = images else { return Some(0) };
+            if u64::from(x) >= 1u64 << images.len() {
+                return None;
+            }
+            Some(images.iter().enumerate().filter(|(bit, _)| x >> bit & 1 == 1).fold(0, |o, (_, image)| o ^ image))
+        };
+        let offset = |row: u32, col: u32| -> Option<u32> { Some(part(row, &row_images)? ^ part(col, &col_images)?) };
         let warps = 1u32 << self.warp_bases.len();
         for inst in &self.instances {
             for w in 0..warps {
