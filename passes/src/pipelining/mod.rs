@@ -214,7 +214,7 @@ impl crate::Pass for SoftwarePipeline {
                 warp_specialize_func(func, stages)?;
                 continue;
             }
-            for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit) {
+            for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit)? {
                 // Asked for by the kernel (or the pass option) and not done: the user must hear it.
                 if explicit {
                     cx.warn(
@@ -274,7 +274,11 @@ pub fn stages_that_fit(func: &Func, limit: u64) -> u32 {
 /// them), since each synchronous copy waits for its loads right where it is issued. With one operand still
 /// on cp.async the ring pays (4096×4096×4097, A synchronous: 0.93 ms with 4 stages against 1.20 single-stage;
 /// 4096×4097×4096, B synchronous: 0.76 against 0.88).
-pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explicit: bool) -> Vec<(Span, String)> {
+///
+/// A loop waiting on an mbarrier inside another loop (`persistent = true` makes such nests) must become a ring
+/// whose phases continue through the enclosing loop: where it cannot, the lowering's per-iteration parity
+/// would restart at every run of the loop, so that is an error at the loop, not a remark.
+pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explicit: bool) -> Result<Vec<(Span, String)>, Diagnostic> {
     let mut loops = Vec::new();
     func.body.walk(func.entry, &mut |op| loops.push(op));
     loops.retain(|&op| func.body.op(op).kind == OpKind::For);
@@ -283,6 +287,21 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
         // The loop's own `pipeline_stages` (verified 1..=8) wins over the function's.
         let own = loop_stages(func, l);
         let (stages, explicit) = (own.unwrap_or(stages), explicit || own.is_some());
+        let body = func.body.op(l).regions[0];
+        let waits_on_mbarrier = func.body.block(body).ops.iter().any(|&o| func.body.op(o).kind == OpKind::MBarrierTryWaitParity);
+        if waits_on_mbarrier && enclosing_loop(func, l) != Ok(None) {
+            let why = match (enclosing_loop(func, l), analyze(func, l)) {
+                (Err(why), _) | (_, Err(why)) => Some(why),
+                _ if stages < 2 => Some(format!("{STAGES_ATTR} = {stages} (a single-stage loop)")),
+                (_, Ok(None)) => Some("it does not match the ring".into()),
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Err(Diagnostic::error(func.body.op(l).span, format!(
+                    "this loop's TMA copies wait on an mbarrier inside an enclosing loop, and its phases cannot be carried through that loop: {why}"
+                )).with_note("a persistent kernel (persistent = true) needs its TMA k-loop pipelined with at least 2 stages"));
+            }
+        }
         if stages < 2 {
             continue;
         }
@@ -296,7 +315,7 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
             Err(why) => skipped.push((func.body.op(l).span, why)),
         }
     }
-    skipped
+    Ok(skipped)
 }
 
 /// Warp-specializes the k-loop of a kernel with `warp_specialize = true` ([`warp_specialized`]): exactly one
@@ -850,6 +869,9 @@ struct Ring<'p> {
     mbarriers: Option<(Value, Vec<Value>)>,
     /// With wgmma accumulators carried in the wgmma layout: one group stays in flight ([`wgmma_in_flight`]).
     carry: Option<WgmmaCarry>,
+    /// A ring nested in a loop (module docs, "Nested rings"): the enclosing loop's carried fill parities, bit
+    /// `s` for stage `s`, which every wait adds to the parity of its round.
+    phase_bits: Option<Value>,
 }
 
 impl Ring<'_> {
@@ -954,6 +976,15 @@ impl Ring<'_> {
             let round = at.binary(func, BinaryArith::Div, n, s_v);
             let two = at.constant(func, 2);
             let r = at.binary(func, BinaryArith::Rem, round, two);
+            // Nested in a loop: the stage's fills before this run of the loop count too.
+            let r = match self.phase_bits {
+                Some(bits) => {
+                    let bit = stage_bit(func, at, bits, stage);
+                    let sum = at.binary(func, BinaryArith::Add, r, bit);
+                    at.binary(func, BinaryArith::Rem, sum, two)
+                }
+                None => r,
+            };
             // An iteration past the end filled nothing (its loads were not issued): the wait for the phase
             // before, which has completed (or, on a barrier never filled, counts as completed), returns at
             // once: the parity flipped. (The fragments loaded ahead then read the stage's old contents,
@@ -1137,6 +1168,60 @@ impl Ring<'_> {
     }
 }
 
+/// Bit `stage` of the fill parities `bits`: `(bits / 2^stage) % 2`.
+fn stage_bit(func: &mut Func, at: &Emitter, bits: Value, stage: usize) -> Value {
+    let weight = at.constant(func, 1 << stage);
+    let two = at.constant(func, 2);
+    let shifted = at.binary(func, BinaryArith::Div, bits, weight);
+    at.binary(func, BinaryArith::Rem, shifted, two)
+}
+
+/// The loop directly around the k-loop `l` when it is nested in one: `Ok(None)` at the top level, an error when
+/// the k-loop sits in another op, or in more than one loop (the ring's phases are carried one level).
+fn enclosing_loop(func: &Func, l: OpId) -> Result<Option<OpId>, String> {
+    let mut parents = Vec::new();
+    let mut block = func.body.op(l).parent;
+    while let Some(b) = block {
+        let Some(p) = func.body.block(b).parent_op else { break };
+        parents.push(p);
+        block = func.body.op(p).parent;
+    }
+    match parents[..] {
+        [] => Ok(None),
+        [p] if func.body.op(p).kind == OpKind::For => Ok(Some(p)),
+        [p] => Err(format!("the loop is inside '{}'", func.body.op(p).kind.name())),
+        _ => Err("the loop is nested more than one level deep (the ring's mbarrier phases are carried through one enclosing loop)".into()),
+    }
+}
+
+/// Rebuilds loop `l` with one more loop-carried value, `init` on entry and unchanged by the body (the caller
+/// rewrites the yield's last operand); returns the body's argument for it and the new loop.
+// Invariant: `l` is a placed `tile.for` whose body ends in its yield.
+#[allow(clippy::expect_used)]
+fn add_loop_carried(func: &mut Func, l: OpId, init: Value, name: &str) -> (Value, OpId) {
+    let op = func.body.op(l).clone();
+    let header = op.view::<typed::For>().expect("a loop");
+    let block = op.regions[0];
+    let ty = func.body.ty(init).clone();
+    let arg = func.body.add_block_arg(block, ty.clone(), Some(name.to_string()), op.span);
+    let y = *func.body.block(block).ops.last().expect("a yield");
+    let mut values = func.body.op(y).view::<typed::Yield>().expect("a yield").values;
+    values.push(arg);
+    func.body.op_mut(y).set_from(typed::Yield { values });
+    let mut inits = header.inits.clone();
+    inits.push(init);
+    let mut spec = typed::For { inits, ..header }.into_spec().region(block).span(op.span);
+    spec.result_types = op.results.iter().map(|&r| func.body.ty(r).clone()).chain([ty]).collect();
+    spec.attrs = op.attrs.clone();
+    let new = func.body.create_op(spec);
+    func.body.insert_before(l, new);
+    let results = func.body.op(new).results.clone();
+    replace_loop_results(func, &op.results, &results[..op.results.len()]);
+    func.body.op_mut(l).regions.clear();
+    func.body.erase(l);
+    (arg, new)
+}
+
 /// The suspend-time hint of the ring's mbarrier waits, in ns (the lowering's).
 const WAIT_TICKS: i64 = 1_000_000;
 
@@ -1214,7 +1299,16 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let mbarriers = plan.mbarrier.as_ref().map(|m| mbarrier_group(func, m, s));
     // Register fragments loaded ahead are an mma.sync schedule; a wgmma body keeps a group in flight instead.
     let carry = if frag.is_none() { wgmma_in_flight::plan(func, plan) } else { None };
-    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag, lb, mbarriers, carry };
+    // A ring nested in a loop continues its mbarrier phases through it (`pipeline_func` checked the nesting).
+    let outer = match (&mbarriers, enclosing_loop(func, l)) {
+        (Some(_), Ok(Some(outer))) => {
+            let none = Emitter::before(outer, span).constant(func, 0);
+            Some(add_loop_carried(func, outer, none, "ring_phases"))
+        }
+        _ => None,
+    };
+    let phase_bits = outer.map(|(bits, _)| bits);
+    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag, lb, mbarriers, carry, phase_bits };
 
     // 2. Trip counts: T iterations, the unrolled loop runs T - T % S of them.
     let span_v = pro.binary(func, BinaryArith::Sub, ub, lb);
@@ -1305,6 +1399,32 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     // The last wgmma group retires; the accumulators are regrouped into the loop's fragments.
     if let Some(carry) = &ring.carry {
         carry.retire_after_loop(func, &pro, plan, &mut results);
+    }
+    // Nested: stage `s` was filled `(T + S - 1 - s) / S` times in this run of the loop (iteration `j` fills
+    // stage `j % S`, for every `j < T`); the enclosing loop carries the parities on.
+    if let (Some((bits, outer)), Some(_)) = (outer, &ring.mbarriers) {
+        let two = pro.constant(func, 2);
+        let mut next = zero;
+        for st in 0..s {
+            let bit = stage_bit(func, &pro, bits, st as usize);
+            let extra = pro.constant(func, s - 1 - st);
+            let padded = pro.binary(func, BinaryArith::Add, trips, extra);
+            let fills = pro.binary(func, BinaryArith::Div, padded, s_v);
+            let sum = pro.binary(func, BinaryArith::Add, bit, fills);
+            let parity = pro.binary(func, BinaryArith::Rem, sum, two);
+            let weight = pro.constant(func, 1 << st);
+            let weighted = pro.binary(func, BinaryArith::Mul, parity, weight);
+            next = pro.binary(func, BinaryArith::Add, next, weighted);
+        }
+        let outer_body = func.body.op(outer).regions[0];
+        if let Some(&y) = func.body.block(outer_body).ops.last() {
+            if let Some(mut view) = func.body.op(y).view::<typed::Yield>() {
+                if let Some(last) = view.values.last_mut() {
+                    *last = next;
+                }
+                func.body.op_mut(y).set_from(view);
+            }
+        }
     }
 
     replace_loop_results(func, &lop.results, &results);

@@ -178,7 +178,7 @@ pub(super) fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, carry: WgmmaC
     let allocs = stage_allocs(func, plan, s);
     let zero = pro.constant(func, 0);
     let one = pro.constant(func, 1);
-    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag: None, lb, mbarriers: Some(full.clone()), carry: None };
+    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag: None, lb, mbarriers: Some(full.clone()), carry: None, phase_bits: None };
 
     // Trip counts, as the ring: T k-steps, the unrolled loops run T - T % S of them.
     let span_v = pro.binary(func, BinaryArith::Sub, ub, lb);
