@@ -3,7 +3,8 @@
 //! looping over the tiles `t = block; t < tiles; t += P`. P = min(tiles, SMs x resident blocks per SM), the
 //! resident blocks from the occupancy API (`cuOccupancyMaxActiveBlocksPerMultiprocessor` with the block size
 //! and dynamic shared memory of the launch), as CUTLASS's persistent tile scheduler and Triton's persistent
-//! matmul size their grids.
+//! matmul size their grids. `TILEC_PERSISTENT_MAX_BLOCKS=N` caps P further, so that a small check bundle (a
+//! few tiles) still has blocks that run several tiles, as `tilec sim` does.
 
 use std::sync::Arc;
 
@@ -36,8 +37,13 @@ pub fn launch_grid(ctx: &Arc<CudaContext>, function: &CudaFunction, persistent: 
     if resident == 0 {
         return Err("the occupancy API says no block of this kernel fits on a multiprocessor".into());
     }
-    Ok([blocks_for(tiles(grid), u32::try_from(sms).unwrap_or(1), resident), 1, 1])
+    let p = blocks_for(tiles(grid), u32::try_from(sms).unwrap_or(1), resident);
+    let cap = std::env::var(MAX_BLOCKS_ENV).ok().and_then(|v| v.parse::<u32>().ok()).filter(|&n| n > 0);
+    Ok([cap.map_or(p, |c| p.min(c)), 1, 1])
 }
+
+/// The environment variable that caps P (tests: several tiles per block on small inputs).
+pub const MAX_BLOCKS_ENV: &str = "TILEC_PERSISTENT_MAX_BLOCKS";
 
 #[cfg(test)]
 mod tests {

@@ -246,7 +246,7 @@ fn make_persistent(func: &mut Func) -> Result<(), String> {
     let blocks = before(func, index(typed::GridDim { dim: GridAxis::X }.into_spec()));
     let gxy_out = before(func, bin(BinaryArith::Mul, grid[0], grid[1]));
     let tiles = before(func, bin(BinaryArith::Mul, gxy_out, grid[2]));
-    let spec = typed::For { lower: first, upper: tiles, step: blocks, inits: Vec::new(), pipeline_stages: None }
+    let spec = typed::For { lower: first, upper: tiles, step: blocks, inits: Vec::new(), pipeline_stages: None, hoist: Some(false) }
         .into_spec()
         .region(block)
         .span(span);

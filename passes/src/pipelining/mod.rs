@@ -1369,7 +1369,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let yielded: Vec<Value> = carried.iter().chain(&fr).copied().collect();
     inner.emit(func, typed::Yield { values: yielded }.into_spec());
     let inits: Vec<Value> = inits.iter().chain(&frags).copied().collect();
-    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None }.into_spec().region(main_block).span(span);
+    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None, hoist: None }.into_spec().region(main_block).span(span);
     spec.result_types = all_tys.clone();
     spec.attrs = lop.attrs.clone();
     let main_loop = pro.emit(func, spec);
@@ -1387,7 +1387,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         let (next, next_fr) = ring.step(func, &e, k, j as usize, &args[..n_carried], &args[n_carried..]);
         let yielded: Vec<Value> = next.iter().chain(&next_fr).copied().collect();
         e.emit(func, typed::Yield { values: yielded }.into_spec());
-        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results, pipeline_stages: None }.into_spec().region(block).span(span);
+        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results, pipeline_stages: None, hoist: None }.into_spec().region(block).span(span);
         spec.result_types = all_tys.clone();
         let id = pro.emit(func, spec);
         results = func.body.op(id).results.clone();
