@@ -31,8 +31,9 @@
 //!
 //! # Legality
 //! Errors at the attribute: `warp_specialize = true` (its producer would have to keep the ring across tiles:
-//! not built), a `tile.return` before the end of the kernel, a TMA copy outside a loop, a kernel that reads its
-//! block id where the mbarriers are initialised.
+//! not built), `pipeline_stages = 1` with a TMA k-loop (a single-stage loop's parity restarts every tile), a
+//! `tile.return` before the end of the kernel, a TMA copy outside a loop, a kernel that reads its block id where
+//! the mbarriers are initialised. A loop's own `pipeline_stages = 1` is refused by `software-pipeline`, at the loop.
 
 use std::collections::HashSet;
 
@@ -84,6 +85,20 @@ impl crate::Pass for PersistentGrid {
                         .into(),
                 )
                 .with_note("set warp_specialize = false (or leave it out) for a persistent grid"));
+            }
+            let tma_in_loop = {
+                let mut found = false;
+                func.body.walk(func.entry, &mut |o| {
+                    let op = func.body.op(o);
+                    found |= op.kind == OpKind::MBarrierTryWaitParity && op.parent != Some(func.entry);
+                });
+                found
+            };
+            if tma_in_loop && attrs.pipeline_stages == Some(1) {
+                return Err(error(
+                    "pipeline_stages = 1 leaves its TMA k-loop single-stage, whose mbarrier parity restarts with every tile; the ring (2 or more stages) carries it across tiles"
+                        .into(),
+                ));
             }
             if is_persistent(func) {
                 return Err(error("it already has the hidden grid arguments (the pass ran twice)".into()));

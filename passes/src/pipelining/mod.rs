@@ -1168,6 +1168,122 @@ impl Ring<'_> {
     }
 }
 
+/// A TMA ring nested in the persistent tile loop (`hoist = false`, made by the persistent-grid pass): its
+/// prologue (the TMA loads of the tile's first `S-1` k-steps, `prologue`) moves to where the previous tile's
+/// wgmmas have retired, so that the next tile's first loads fly during this tile's epilogue (module docs,
+/// "Nested rings"). At `at` (after `wait_group 0` behind the k-loops): a barrier (every warpgroup has retired
+/// its groups: no wgmma reads the ring), then the prologue of tile `t + step`, its issue predicates also
+/// `t + step < ub`; before the tile loop, the prologue of its first tile `lb` (predicate `lb < ub`); the
+/// prologue in the body goes. The values the prologue reads from the tile body (the block's tile coordinates,
+/// the k-loop's bounds: pure ops only, else nothing moves) are recomputed for that tile. Not for a ring with
+/// cp.async copies (their commit groups would move across the epilogue) nor outside the persistent loop. When the
+/// ring's stages are the kernel's only shared tiles, the barrier that ends each tile goes: the one before the next
+/// tile's prologue orders every read of the ring before it.
+fn prologue_ahead(func: &mut Func, outer: OpId, prologue: &[OpId], ring_tiles: &HashSet<Value>, at: &Emitter, span: Span) {
+    let Some(header) = func.body.op(outer).view::<typed::For>() else { return };
+    if header.hoist != Some(false) || prologue.is_empty() {
+        return;
+    }
+    let body = func.body.op(outer).regions[0];
+    let tile_iv = func.body.block(body).args[0];
+    let in_prologue: HashSet<OpId> = prologue.iter().copied().collect();
+    // Only TMA loads, their arrives and pure arithmetic, whose results nothing else uses.
+    for &o in prologue {
+        let op = func.body.op(o);
+        let ok = matches!(op.kind, OpKind::TmaAsyncLoad | OpKind::MBarrierArriveExpectTx) || (is_pure(op.kind) && op.regions.is_empty());
+        if !ok {
+            return;
+        }
+    }
+    let mut used_elsewhere = false;
+    func.body.walk(func.entry, &mut |u| {
+        if !in_prologue.contains(&u) {
+            let op = func.body.op(u);
+            used_elsewhere |= prologue.iter().any(|&p| func.body.op(p).results.iter().any(|r| op.operands.contains(r)));
+        }
+    });
+    if used_elsewhere {
+        return;
+    }
+    // The pure ops of the tile body the prologue depends on, in program order.
+    let mut slice: HashSet<OpId> = HashSet::new();
+    let mut stack: Vec<Value> = prologue.iter().flat_map(|&o| func.body.op(o).operands.clone()).collect();
+    while let Some(v) = stack.pop() {
+        match func.body.defining_op(v) {
+            Some(d) if func.body.op(d).parent == Some(body) && !in_prologue.contains(&d) => {
+                if !is_pure(func.body.op(d).kind) || !func.body.op(d).regions.is_empty() {
+                    return;
+                }
+                if slice.insert(d) {
+                    stack.extend(func.body.op(d).operands.iter().copied());
+                }
+            }
+            Some(_) => {}
+            // Block arguments of the tile body: only its induction variable (not the carried values).
+            None => {
+                if func.body.block(body).args.contains(&v) && v != tile_iv {
+                    return;
+                }
+            }
+        }
+    }
+    let order: Vec<OpId> = func.body.block(body).ops.iter().copied().filter(|o| slice.contains(o)).collect();
+    let emit_for = |func: &mut Func, e: &Emitter, tile: Value| {
+        let valid = e.cmp(func, CmpPredicate::Lt, tile, header.upper);
+        let mut map = HashMap::from([(tile_iv, tile)]);
+        for &o in &order {
+            e.clone_op(func, o, &mut map);
+        }
+        for &o in prologue {
+            let issue = match AnyOp::from_op(func.body.op(o)) {
+                Some(AnyOp::TmaAsyncLoad(load)) => load.predicate,
+                Some(AnyOp::MBarrierArriveExpectTx(arrive)) => arrive.predicate,
+                _ => None,
+            };
+            let guarded = match issue {
+                Some(p) => {
+                    let p = *map.get(&p).unwrap_or(&p);
+                    Some(e.and(func, p, valid))
+                }
+                None if matches!(func.body.op(o).kind, OpKind::TmaAsyncLoad | OpKind::MBarrierArriveExpectTx) => Some(valid),
+                None => None,
+            };
+            let id = e.clone_op(func, o, &mut map);
+            if let Some(g) = guarded {
+                let clone = func.body.op_mut(id);
+                match AnyOp::from_op(clone) {
+                    Some(AnyOp::TmaAsyncLoad(load)) => clone.set_from(typed::TmaAsyncLoad { predicate: Some(g), ..load }),
+                    Some(AnyOp::MBarrierArriveExpectTx(arrive)) => clone.set_from(typed::MBarrierArriveExpectTx { predicate: Some(g), ..arrive }),
+                    _ => false,
+                };
+            }
+        }
+    };
+    // The first tile's, before the loop.
+    let before = Emitter::before(outer, span);
+    emit_for(func, &before, header.lower);
+    // The next tile's, once every warpgroup has retired this tile's wgmmas.
+    at.emit(func, OpSpec::new(OpKind::Barrier));
+    let next = at.binary(func, BinaryArith::Add, tile_iv, header.step);
+    emit_for(func, at, next);
+    for &o in prologue.iter().rev() {
+        func.body.erase(o);
+    }
+    // The barrier that ends each tile (the persistent-grid pass's) orders this tile's reads of shared memory before
+    // the next tile's writes; with the ring's the only shared tiles, the barrier above does that already.
+    let mut other_shared = false;
+    func.body.walk(func.entry, &mut |o| {
+        let op = func.body.op(o);
+        other_shared |= op.kind == OpKind::AllocShared && !op.results.iter().all(|r| ring_tiles.contains(r));
+    });
+    let ops = &func.body.block(body).ops;
+    if let (false, [.., barrier, _yield]) = (other_shared, ops.as_slice()) {
+        if func.body.op(*barrier).kind == OpKind::Barrier {
+            func.body.erase(*barrier);
+        }
+    }
+}
+
 /// Bit `stage` of the fill parities `bits`: `(bits / 2^stage) % 2`.
 fn stage_bit(func: &mut Func, at: &Emitter, bits: Value, stage: usize) -> Value {
     let weight = at.constant(func, 1 << stage);
@@ -1324,11 +1440,16 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let big_step = pro.binary(func, BinaryArith::Mul, step, s_v);
 
     // 3. Prologue: iterations 0 .. S-1 into stages 0 .. S-1.
+    let tile_body = func.body.op(l).parent;
+    let before_prologue: HashSet<OpId> = tile_body.map(|b| func.body.block(b).ops.iter().copied().collect()).unwrap_or_default();
     for st in 0..s - 1 {
         let k = pro.add_steps(func, lb, st, step);
         let mut map = HashMap::new();
         ring.copies(func, &pro, k, st as usize, &mut map);
     }
+    let prologue: Vec<OpId> = tile_body
+        .map(|b| func.body.block(b).ops.iter().copied().filter(|o| !before_prologue.contains(o) && *o != l).collect())
+        .unwrap_or_default();
     // With fragments loaded ahead: the first iteration's, once its stage has landed.
     let mut frags: Vec<Value> = Vec::new();
     if let Some(fp) = &ring.frag {
@@ -1424,6 +1545,11 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
                 }
                 func.body.op_mut(y).set_from(view);
             }
+        }
+        // The persistent tile loop: the next tile's prologue right here, before this tile's epilogue.
+        if !plan.has_async_wait {
+            let ring_tiles: HashSet<Value> = ring.allocs.values().flatten().copied().collect();
+            prologue_ahead(func, outer, &prologue, &ring_tiles, &pro, span);
         }
     }
 
