@@ -24,7 +24,11 @@
 //! # Across tiles
 //! - Shared memory: the barrier at the end of each tile orders every read of this tile (the last k-steps'
 //!   wgmmas, retired by the `wait_group 0` behind the k-loop, and any shared epilogue) before the next tile's
-//!   first write (its prologue's TMA loads or cp.async copies).
+//!   first write (its prologue's TMA loads or cp.async copies). For a TMA ring `software-pipeline` moves the next
+//!   tile's prologue before this tile's epilogue, behind a barrier of its own after the `wait_group 0`, and drops
+//!   the end-of-tile barrier when the ring's stages are the kernel's only shared tiles.
+//! - Registers: the tile loop is `hoist = false` (no LICM out of it): hoisted, the epilogue's per-thread address
+//!   arithmetic stayed live across the k-loop (255 registers and spills for the Hopper GEMM).
 //! - The mbarrier ring's phases: `software-pipeline` sees that the k-loop sits in a loop and carries each stage's
 //!   fill parity through it ([`crate::pipelining`], "Nested rings"), so the wait parity continues across tiles.
 //!   A TMA wait that would not continue (outside a loop, a single-stage loop) is an error, never a hang.

@@ -78,6 +78,19 @@
 //! (`tests/lit/sim/wgmma-ring.test`). A wgmma body of another shape, or with register fragments loaded ahead (an
 //! mma.sync schedule), keeps the ring above with `wait_group 0` in the body.
 //!
+//! # Nested rings (the persistent tile loop)
+//! A TMA ring whose k-loop sits in another loop (the `persistent-grid` pass's tile loop, [`crate::persistent`]) runs
+//! again for every iteration of that loop, on the same mbarriers, initialised once. Stage `s` is filled
+//! `(T + S - 1 - s) / S` times in a run of `T` k-steps, so the parity of its next phase depends on every run before:
+//! the enclosing loop carries one more value, `%ring_phases`, bit `s` the parity of stage `s`'s fills so far; each
+//! wait adds bit `s` to its round's parity, and after the k-loop the bits advance by this run's fills (a wait that a
+//! parity derived from `k` within one run would get wrong as soon as `T` is not a multiple of `2S`: it would return
+//! at once on a completed phase, or never). Only one level of nesting, and only rings the pass builds: a TMA loop
+//! nested in a loop that stays single-stage or does not match is an error, not a silently wrong kernel.
+//! In the persistent tile loop (`hoist = false`), the prologue moves ([`prologue_ahead`]): once every warpgroup has
+//! retired this tile's wgmmas (`wait_group 0`, a barrier), the next tile's first `S-1` loads are issued, before this
+//! tile's epilogue, and the first tile's before the loop.
+//!
 //! Stages: the pass option `stages=N` (2..=8), else the function attribute `pipeline_stages`, else
 //! [`DEFAULT_STAGES`] or, where that many would not fit the target's shared memory per block, the most
 //! that fit ([`stages_that_fit`]; a remark says so). A loop that does not match is left alone (a remark says why when it had copies;
