@@ -8,9 +8,10 @@ backend, target, --param settings, the narrower-copy variant where the shape nee
 cuBLAS's TF/s in the same process, the ratio, and the check against cuBLAS. Several runs of one kernel and
 shape (several files) are shown as a range, min–max. Standard library only.
 """
-import json
 import os
 import sys
+
+from bench_jsonl import read_rows
 
 
 def kernel(r):
@@ -40,16 +41,9 @@ def main(paths):
     if not paths:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 1
-    rows = []
-    for path in paths:
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as e:
-                        print(f"{path}:{n}: not a JSON line: {e}", file=sys.stderr)
-                        return 1
+    rows = read_rows(paths)
+    if rows is None:
+        return 1
     groups = {}
     kernels, shapes = [], []
     for r in rows:

@@ -6,9 +6,10 @@ Usage: python3 scripts/bench_table.py RESULTS.jsonl [MORE.jsonl ...]
 One row per line of input, in input order: kernel (file and backend), shape, types, tilec's median time and throughput, cuBLAS's throughput,
 the ratio, and the check against cuBLAS. Standard library only.
 """
-import json
 import os
 import sys
+
+from bench_jsonl import read_rows
 
 
 def fmt(x, spec):
@@ -36,16 +37,9 @@ def main(paths):
     if not paths:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 1
-    rows = []
-    for path in paths:
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as e:
-                        print(f"{path}:{n}: not a JSON line: {e}", file=sys.stderr)
-                        return 1
+    rows = read_rows(paths)
+    if rows is None:
+        return 1
     gpus = sorted({r.get("gpu", "?") for r in rows})
     print(f"GPU: {', '.join(gpus)}\n")
     print("| kernel | M×N×K | types | tilec ms | tilec | cuBLAS | ratio | check |")

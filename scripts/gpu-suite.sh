@@ -168,6 +168,8 @@ prepare)
     "$TILEC" bundle examples/attention_fwd.tir --param D=128 --param BM=128 --param num_warps=8 --param BN=64 -o "$DEV/$out/attention_fwd_d128_bm128_2x300x128" --arg Q=2x300x128 --arg K=2x300x128 --arg V=2x300x128 --arg O=2x300x128 "${b[@]}"
     "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${b[@]}"
     "$TILEC" bundle examples/gemm_bias_relu_1d.tir -o "$DEV/$out/gemm_bias_relu_1d_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=136 --arg C=200x136 "${b[@]}"
+    # GELU (tanh form) epilogue, f16 out: tile.tanh is tanh.approx.f32 on the GPU (docs/math.md's tolerance).
+    "$TILEC" bundle examples/gemm_bias_gelu.tir -o "$DEV/$out/gemm_bias_gelu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${b[@]}"
     "$TILEC" bundle examples/layernorm.tir -o "$DEV/$out/layernorm_100x150" --arg x=100x150 --arg gamma=1x150 --arg beta=1x150 --arg y=100x150 "${b[@]}"
     # Hopper (issue 18): two warps meeting at an mbarrier three times (try_wait.parity loops), and the wgmma
     # fence/commit/wait of one warpgroup; sm_90a PTX, expected results from the simulator. (setmaxnreg is only
@@ -200,6 +202,7 @@ prepare)
     "$TILEC" bundle examples/gemm_s8_hopper.tir -o "$DEV/$out/wgmma_gemm_s8_hopper_300x300x200" "${h[@]}"
     "$TILEC" bundle examples/gemm_s8_hopper.tir -o "$DEV/$out/wgmma_gemm_s8_hopper_261x133x70" --shape 261,133,70 "${h[@]}"
     "$TILEC" bundle examples/gemm_bias_relu.tir -o "$DEV/$out/wgmma_gemm_bias_relu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${h[@]}"
+    "$TILEC" bundle examples/gemm_bias_gelu.tir -o "$DEV/$out/wgmma_gemm_bias_gelu_200x136x72" --arg A=200x72 --arg B=72x136 --arg bias=1x136 --arg C=200x136 "${h[@]}"
     # The flash-attention forward on sm_90a: S = Q·Kᵀ by wgmma from shared Q and K, O += P·V by wgmma with P
     # from registers (the RS form) and V MN-major from shared memory; ragged S (masked last key block), d 64
     # and 128, causal.

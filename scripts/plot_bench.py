@@ -13,9 +13,10 @@ GEMMs). When the file holds several runs of a kernel at one shape, the last one 
 Needs matplotlib. It is looked for in the project-local `.tools/py` first (never installed globally):
     python3 -m pip install --target .tools/py matplotlib
 """
-import json
 import os
 import sys
+
+from bench_jsonl import read_rows
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, ".tools", "py"))
@@ -30,13 +31,13 @@ def kernel(r):
 
 
 def load(path):
+    rows = read_rows([path])
+    if rows is None:
+        return None
     latest = {}
-    with open(path) as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                key = (r.get("label"), r["a"], r["b"], r["c"], r["m"], r["n"], r["k"])
-                latest[key] = r
+    for r in rows:
+        key = (r.get("label"), r["a"], r["b"], r["c"], r["m"], r["n"], r["k"])
+        latest[key] = r
     return list(latest.values())
 
 
@@ -58,6 +59,8 @@ def main(argv):
               "python3 -m pip install --target .tools/py matplotlib", file=sys.stderr)
         return 2
     rows = load(argv[0])
+    if rows is None:
+        return 1
     if only is not None:
         rows = [r for r in rows if kernel(r).split("/")[0] in only]
     if not rows:

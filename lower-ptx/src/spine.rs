@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use tilec_ir::body::{BlockId, Func, Module, OpId, Operation, Value};
 use tilec_ir::layout::Layout;
 use tilec_ir::ops::typed::{self, AnyOp};
-use tilec_ir::ops::Literal;
+use tilec_ir::ops::{Literal, UnaryMath};
 use tilec_ir::types::{MemorySpace, ScalarType, TileType, Type};
 
 use crate::kernel_info::{KernelInfo, ParamKind, SharedPlan, SHARED_ALIGN};
@@ -475,10 +475,12 @@ pub(crate) trait EmitScalar {
     fn dim(&mut self, op: &Operation, v: &typed::Dim) -> Result<()>;
     /// `tile.add`, `sub`, `mul`, `div`, `rem`, `min`, `max`.
     fn binary(&mut self, op: &Operation, lhs: Value, rhs: Value) -> Result<()>;
-    /// `tile.neg`, `exp`, `exp2`, `log`, `sqrt`, `rsqrt` (reads the kind from `op`). Both emitters give the
-    /// same instructions: `neg`, `ex2.approx.f32` (of x·log2(e) for `exp`), `lg2.approx.f32` (times ln 2 for
-    /// `log`), `sqrt.rn.f32`, `rsqrt.approx.f32`; f16 and bf16 are extended to f32 and rounded back.
-    fn unary(&mut self, op: &Operation, source: Value) -> Result<()>;
+    /// `tile.neg`, `abs`, `exp`, `exp2`, `log`, `sqrt`, `rsqrt`, `tanh`, `sigmoid`. Both emitters give the same
+    /// instructions (docs/math.md): `neg`, `abs` (exact, floats of any width and signed integers), `ex2.approx.f32`
+    /// (of x·log2(e) for `exp`), `lg2.approx.f32` (times ln 2 for `log`), `sqrt.rn.f32`, `rsqrt.approx.f32`,
+    /// `tanh.approx.f32` (of x/2, then `fma` by 1/2 plus 1/2, for `sigmoid`); the math functions extend f16
+    /// and bf16 to f32 and round back.
+    fn unary(&mut self, op: &Operation, f: UnaryMath, source: Value) -> Result<()>;
     fn cmp(&mut self, op: &Operation, v: &typed::Cmp) -> Result<()>;
     fn select(&mut self, op: &Operation, v: &typed::Select) -> Result<()>;
     /// `tile.fma` (f32): `fma.rn.f32` on each element.
@@ -683,12 +685,18 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         | AnyOp::Rem(typed::Rem { lhs, rhs })
         | AnyOp::Min(typed::Min { lhs, rhs })
         | AnyOp::Max(typed::Max { lhs, rhs }) => e.binary(op, lhs, rhs),
-        AnyOp::Neg(typed::Neg { source })
-        | AnyOp::Exp(typed::Exp { source })
-        | AnyOp::Exp2(typed::Exp2 { source, .. })
-        | AnyOp::Log(typed::Log { source })
-        | AnyOp::Sqrt(typed::Sqrt { source })
-        | AnyOp::Rsqrt(typed::Rsqrt { source }) => e.unary(op, source),
+        view @ (AnyOp::Neg(_)
+        | AnyOp::Abs(_)
+        | AnyOp::Exp(_)
+        | AnyOp::Exp2(_)
+        | AnyOp::Log(_)
+        | AnyOp::Sqrt(_)
+        | AnyOp::Rsqrt(_)
+        | AnyOp::Tanh(_)
+        | AnyOp::Sigmoid(_)) => {
+            let (f, source) = UnaryMath::of_view(&view).ok_or_else(|| internal("a unary op's view"))?;
+            e.unary(op, f, source)
+        }
         AnyOp::Cmp(v) => e.cmp(op, &v),
         AnyOp::Select(v) => e.select(op, &v),
         AnyOp::Fma(v) => e.fma(op, &v),

@@ -416,6 +416,29 @@ struct Requirement {
     op: OpId,
 }
 
+/// Records what `op` wants of its operands' classes (value, layout, fragment values, role); a class that
+/// already has a different requirement is a conflict between the two ops.
+fn require(
+    reqs: &mut HashMap<Value, Requirement>,
+    classes: &mut LayoutClasses,
+    op: OpId,
+    wanted: impl IntoIterator<Item = (Value, LinearLayout, u32, Role)>,
+) -> Result<(), LayoutConflict> {
+    for (v, layout, values, role) in wanted {
+        let c = classes.class_of(v);
+        match reqs.get(&c) {
+            Some(prev) if prev.layout != layout || prev.values != values => {
+                return Err(LayoutConflict { op, operand: v, role, other: prev.op });
+            }
+            Some(_) => {}
+            None => {
+                reqs.insert(c, Requirement { layout, values, role, op });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The layout and fragment size each register tile class gets.
 #[derive(Clone, Debug, Default)]
 pub struct LayoutSolution {
@@ -532,17 +555,8 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
                 let values = if ta.elem.bit_width() == 8 { 16 } else { 8 };
                 wanted.push((mma.a, a_layout.clone(), values, Role::A));
             }
-            for (v, layout, values, role) in wanted {
-                let c = classes.class_of(v);
-                match reqs.get(&c) {
-                    Some(prev) if prev.layout != layout || prev.values != values => {
-                        return Ok(Err(LayoutConflict { op: id, operand: v, role, other: prev.op }));
-                    }
-                    Some(_) => {}
-                    None => {
-                        reqs.insert(c, Requirement { layout, values, role, op: id });
-                    }
-                }
+            if let Err(conflict) = require(&mut reqs, &mut classes, id, wanted) {
+                return Ok(Err(conflict));
             }
             let a_name = if plan.a.is_some() { "wgmma.shared" } else { "wgmma.m64kK.a" };
             let instr = MmaInstr { m: 64, n: plan.n, k: plan.k, a: a_name, b: "wgmma.shared", c: "wgmma.m64nNk16.d" };
@@ -559,17 +573,8 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
             (mma.b, asg.b.clone(), vb, Role::B),
             (mma.c, asg.c.clone(), vc, Role::C),
         ];
-        for (v, layout, values, role) in wanted {
-            let c = classes.class_of(v);
-            match reqs.get(&c) {
-                Some(prev) if prev.layout != layout || prev.values != values => {
-                    return Ok(Err(LayoutConflict { op: id, operand: v, role, other: prev.op }));
-                }
-                Some(_) => {}
-                None => {
-                    reqs.insert(c, Requirement { layout, values, role, op: id });
-                }
-            }
+        if let Err(conflict) = require(&mut reqs, &mut classes, id, wanted) {
+            return Ok(Err(conflict));
         }
         mmas.push((id, asg));
     }

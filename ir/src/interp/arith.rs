@@ -1,7 +1,7 @@
 //! Element-level semantics of the scalar and elementwise ops: binary arithmetic, comparison and casts.
 
 use crate::data::round_to;
-use crate::ops::{CmpPredicate, OpKind};
+use crate::ops::{CmpPredicate, OpKind, UnaryMath};
 use crate::types::ScalarType;
 
 /// The largest magnitude an `index` may have: every integer up to it is exact in the `f64` the
@@ -60,17 +60,8 @@ pub(crate) fn fma(a: f64, b: f64, c: f64) -> f64 {
 /// rounded result (bar double rounding through f64, far below f32's ulp); the GPU's `.approx` instructions
 /// are within the tolerances `docs/math.md` states (2 ulp for `tile.exp2`/`tile.exp`, ...). `tile.neg` and
 /// `tile.sqrt` (`neg`, `sqrt.rn`) are exact on both. Integers (only `tile.neg` takes them) wrap.
-pub(crate) fn unary(kind: OpKind, elem: ScalarType, x: f64) -> f64 {
-    let r = match kind {
-        OpKind::Neg => -x,
-        OpKind::Exp => x.exp(),
-        OpKind::Exp2 => x.exp2(),
-        OpKind::Log => x.ln(),
-        OpKind::Sqrt => x.sqrt(),
-        OpKind::Rsqrt => 1.0 / x.sqrt(),
-        _ => f64::NAN,
-    };
-    round_to(elem, r)
+pub(crate) fn unary(f: UnaryMath, elem: ScalarType, x: f64) -> f64 {
+    round_to(elem, f.eval(x))
 }
 
 /// Wraps an exact integer to an integer type (two's complement); `index` must stay within ±2^53.
@@ -128,15 +119,24 @@ mod tests {
 
     #[test]
     fn math_functions_round_once_to_the_element_type() {
-        assert_eq!(unary(OpKind::Exp2, ScalarType::F32, 3.0), 8.0);
-        assert_eq!(unary(OpKind::Sqrt, ScalarType::F32, 2.0), f64::from(2f32.sqrt()));
-        assert_eq!(unary(OpKind::Rsqrt, ScalarType::F32, 4.0), 0.5);
-        assert_eq!(unary(OpKind::Log, ScalarType::F32, 0.0), f64::NEG_INFINITY);
-        assert!(unary(OpKind::Log, ScalarType::F32, -1.0).is_nan());
-        assert_eq!(unary(OpKind::Exp, ScalarType::F16, 1.0), 2.71875); // e rounded to f16
-        assert_eq!(unary(OpKind::Exp, ScalarType::BF16, 1.0), 2.71875);
-        assert_eq!(unary(OpKind::Neg, ScalarType::I8, -128.0), -128.0);
-        assert_eq!(unary(OpKind::Neg, ScalarType::F32, 0.0).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(unary(UnaryMath::Exp2 { ftz: false }, ScalarType::F32, 3.0), 8.0);
+        assert_eq!(unary(UnaryMath::Sqrt, ScalarType::F32, 2.0), f64::from(2f32.sqrt()));
+        assert_eq!(unary(UnaryMath::Rsqrt, ScalarType::F32, 4.0), 0.5);
+        assert_eq!(unary(UnaryMath::Log, ScalarType::F32, 0.0), f64::NEG_INFINITY);
+        assert!(unary(UnaryMath::Log, ScalarType::F32, -1.0).is_nan());
+        assert_eq!(unary(UnaryMath::Exp, ScalarType::F16, 1.0), 2.71875); // e rounded to f16
+        assert_eq!(unary(UnaryMath::Exp, ScalarType::BF16, 1.0), 2.71875);
+        assert_eq!(unary(UnaryMath::Neg, ScalarType::I8, -128.0), -128.0);
+        assert_eq!(unary(UnaryMath::Neg, ScalarType::F32, 0.0).to_bits(), (-0.0f64).to_bits());
+        // |x| wraps at the integer minimum, as abs.s32 (and llvm.abs with int_min_poison = false) does.
+        assert_eq!(unary(UnaryMath::Abs, ScalarType::I8, -128.0), -128.0);
+        assert_eq!(unary(UnaryMath::Abs, ScalarType::I32, -7.0), 7.0);
+        assert_eq!(unary(UnaryMath::Abs, ScalarType::F32, -0.0).to_bits(), 0.0f64.to_bits());
+        // tanh(0.5) = 0.46211715726000974 and sigmoid(2) = 0.8807970779778823 (the closed forms, by hand).
+        assert_eq!(unary(UnaryMath::Tanh, ScalarType::F32, 0.5), f64::from(0.462_117_157_260_009_74_f32));
+        assert_eq!(unary(UnaryMath::Sigmoid, ScalarType::F32, 2.0), f64::from(0.880_797_077_977_882_3_f32));
+        assert_eq!(unary(UnaryMath::Sigmoid, ScalarType::F32, -1000.0), 0.0);
+        assert_eq!(unary(UnaryMath::Tanh, ScalarType::F32, f64::INFINITY), 1.0);
     }
 
     /// Float to integer saturates (PTX ISA, cvt: "for float-to-integer conversions, the result is clamped to

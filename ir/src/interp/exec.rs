@@ -7,7 +7,7 @@ use crate::body::{BlockId, Body, Func, OpId, Operation, Value};
 use crate::data::{round_to, TensorData};
 use crate::diag::Span;
 use crate::ops::typed::{self, AnyOp};
-use crate::ops::OpKind;
+use crate::ops::{OpKind, UnaryMath};
 use crate::types::{Dim, MemorySpace, ScalarType, Type};
 
 use super::arith::{self, ArithError};
@@ -372,20 +372,24 @@ impl<'f, 'a> Machine<'f, 'a> {
             | AnyOp::Rem(typed::Rem { lhs, rhs })
             | AnyOp::Min(typed::Min { lhs, rhs })
             | AnyOp::Max(typed::Max { lhs, rhs }) => self.exec_binary(op, lhs, rhs)?,
-            AnyOp::Neg(typed::Neg { source })
-            | AnyOp::Exp(typed::Exp { source })
-            | AnyOp::Exp2(typed::Exp2 { source, .. })
-            | AnyOp::Log(typed::Log { source })
-            | AnyOp::Sqrt(typed::Sqrt { source })
-            | AnyOp::Rsqrt(typed::Rsqrt { source }) => {
+            view @ (AnyOp::Neg(_)
+            | AnyOp::Abs(_)
+            | AnyOp::Exp(_)
+            | AnyOp::Exp2(_)
+            | AnyOp::Log(_)
+            | AnyOp::Sqrt(_)
+            | AnyOp::Rsqrt(_)
+            | AnyOp::Tanh(_)
+            | AnyOp::Sigmoid(_)) => {
+                let Some((f, source)) = UnaryMath::of_view(&view) else { return Err(malformed(op, "not a unary op")) };
                 let (r, ty) = self.result(op)?;
                 let elem = ty.element_type();
                 let slot = match self.get(op, source)? {
-                    Slot::Scalar(x) => Slot::Scalar(arith::unary(op.kind, elem, *x)),
+                    Slot::Scalar(x) => Slot::Scalar(arith::unary(f, elem, *x)),
                     Slot::Tile(_) => {
                         let (t, _) = self.tile(op, source)?;
                         self.charge(t.len() as u64, op.span)?;
-                        Slot::Tile(Rc::new(t.iter().map(|&x| arith::unary(op.kind, elem, x)).collect()))
+                        Slot::Tile(Rc::new(t.iter().map(|&x| arith::unary(f, elem, x)).collect()))
                     }
                     _ => return Err(malformed(op, "works on scalars and register tiles only")),
                 };

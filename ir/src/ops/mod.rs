@@ -21,11 +21,13 @@
 
 pub mod attr_value;
 pub mod binary;
+pub mod unary;
 pub mod kernel;
 pub mod reference;
 pub mod wgmma;
 
 pub use binary::BinaryArith;
+pub use unary::UnaryMath;
 pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaInstruction, MmaShape, Probe, ReduceKind, ShuffleMode, Tolerance};
 
 use crate::attr::Attribute;
@@ -509,6 +511,12 @@ define_ops! {
         results: ONE, format: Some("$source attr-dict : type(results)"),
         summary: "Elementwise negation of floats (exact: flips the sign, `neg.f32`) or signed integers (wrapping).",
     }
+    Abs = "tile.abs" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise absolute value of floats (exact: clears the sign, `abs.f32`) or signed integers (wrapping: |-128 : i8| = -128, `abs.s32`).",
+    }
     Exp = "tile.exp" {
         operands: [source: One],
         attributes: [],
@@ -540,6 +548,18 @@ define_ops! {
         attributes: [],
         results: ONE, format: Some("$source attr-dict : type(results)"),
         summary: "Elementwise 1/sqrt(x) of floats: `rsqrt.approx.f32` on the GPU (f16/bf16 computed in f32, then rounded).",
+    }
+    Tanh = "tile.tanh" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise hyperbolic tangent of floats: `tanh.approx.f32` on the GPU (one `MUFU.TANH`, sm_75 and later: about 16.5 correct bits, relative error up to 1.1e-5; docs/math.md), f16/bf16 computed in f32, then rounded. For GELU's tanh form and similar epilogues.",
+    }
+    Sigmoid = "tile.sigmoid" {
+        operands: [source: One],
+        attributes: [],
+        results: ONE, format: Some("$source attr-dict : type(results)"),
+        summary: "Elementwise logistic function 1/(1 + e^-x) of floats: 0.5·tanh(0.5·x) + 0.5 on the GPU (`mul`, `tanh.approx.f32`, `fma`: one MUFU op, no division), absolute error up to about 6e-6 (docs/math.md), f16/bf16 computed in f32, then rounded. For SiLU (x·sigmoid(x)) and gating epilogues.",
     }
     // ---- tile dialect: tiles ----------------------------------------------------------------------------
     Splat = "tile.splat" {
@@ -928,7 +948,10 @@ impl OpKind {
 
     /// The elementwise unary ops (`tile.neg` and the float math functions), one operand `source` each.
     pub fn is_unary_math(self) -> bool {
-        matches!(self, OpKind::Neg | OpKind::Exp | OpKind::Exp2 | OpKind::Log | OpKind::Sqrt | OpKind::Rsqrt)
+        matches!(
+            self,
+            OpKind::Neg | OpKind::Abs | OpKind::Exp | OpKind::Exp2 | OpKind::Log | OpKind::Sqrt | OpKind::Rsqrt | OpKind::Tanh | OpKind::Sigmoid
+        )
     }
 
     /// The elementwise binary ops.

@@ -7,7 +7,7 @@ use crate::body::{BlockId, Func, OpId, Operation, Value};
 use crate::data::round_to;
 use crate::diag::Span;
 use crate::ops::typed::{self, AnyOp};
-use crate::ops::{GridAxis, OpKind, Probe as ProbeAttr};
+use crate::ops::{GridAxis, OpKind, Probe as ProbeAttr, UnaryMath};
 use crate::types::{MemorySpace, ScalarType, Type};
 
 use super::error::{LaneMask, Place, SimError};
@@ -649,16 +649,20 @@ impl Warp {
                     self.set(op.results[0], lane, v);
                 }
             }
-            AnyOp::Neg(typed::Neg { source: src })
-            | AnyOp::Exp(typed::Exp { source: src })
-            | AnyOp::Exp2(typed::Exp2 { source: src, .. })
-            | AnyOp::Log(typed::Log { source: src })
-            | AnyOp::Sqrt(typed::Sqrt { source: src })
-            | AnyOp::Rsqrt(typed::Rsqrt { source: src }) => {
+            view @ (AnyOp::Neg(_)
+            | AnyOp::Abs(_)
+            | AnyOp::Exp(_)
+            | AnyOp::Exp2(_)
+            | AnyOp::Log(_)
+            | AnyOp::Sqrt(_)
+            | AnyOp::Rsqrt(_)
+            | AnyOp::Tanh(_)
+            | AnyOp::Sigmoid(_)) => {
+                let Some((unary, src)) = UnaryMath::of_view(&view) else { return Err(malformed(op)) };
                 // The interpreter's element function: the simulator checks the lowering, not the GPU's
                 // approximations (their tolerances are stated in docs/math.md).
                 let elem = rty.as_ref().map_or(ScalarType::F32, Type::element_type);
-                let f = |x: f64| crate::interp::arith::unary(op.kind, elem, x);
+                let f = |x: f64| crate::interp::arith::unary(unary, elem, x);
                 for lane in lanes(mask) {
                     let v = match self.val(src, lane) {
                         Val::Num(x) => Val::Num(f(*x)),

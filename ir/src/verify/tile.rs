@@ -2,7 +2,7 @@
 
 use crate::body::{OpId, Operation, Value};
 use crate::ops::typed::{self, AnyOp};
-use crate::ops::{Literal, OpKind};
+use crate::ops::{Literal, OpKind, UnaryMath};
 use crate::layout::Layout;
 use crate::types::{Dim, MemorySpace, ScalarType, Type};
 use crate::verify::{mma_types_supported, Verifier};
@@ -25,12 +25,19 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp, parent:
         | AnyOp::Rem(typed::Rem { lhs, rhs })
         | AnyOp::Min(typed::Min { lhs, rhs })
         | AnyOp::Max(typed::Max { lhs, rhs }) => binary(v, op, lhs, rhs),
-        AnyOp::Neg(typed::Neg { source })
-        | AnyOp::Exp(typed::Exp { source })
-        | AnyOp::Exp2(typed::Exp2 { source, .. })
-        | AnyOp::Log(typed::Log { source })
-        | AnyOp::Sqrt(typed::Sqrt { source })
-        | AnyOp::Rsqrt(typed::Rsqrt { source }) => unary(v, op, source),
+        view @ (AnyOp::Neg(_)
+        | AnyOp::Abs(_)
+        | AnyOp::Exp(_)
+        | AnyOp::Exp2(_)
+        | AnyOp::Log(_)
+        | AnyOp::Sqrt(_)
+        | AnyOp::Rsqrt(_)
+        | AnyOp::Tanh(_)
+        | AnyOp::Sigmoid(_)) => {
+            if let Some((f, source)) = UnaryMath::of_view(&view) {
+                unary(v, op, f, source)
+            }
+        }
         AnyOp::Cmp(c) => cmp(v, op, &c),
         AnyOp::Select(s) => select(v, op, &s),
         AnyOp::Fma(f) => fma(v, op, &f),
@@ -191,7 +198,7 @@ fn binary(v: &mut Verifier<'_>, op: &Operation, lhs: Value, rhs: Value) {
 
 /// `tile.neg` (floats and signed integers) and the float math functions (`f32`, `f16`, `bf16`: the GPU
 /// computes in f32).
-fn unary(v: &mut Verifier<'_>, op: &Operation, source: Value) {
+fn unary(v: &mut Verifier<'_>, op: &Operation, f: UnaryMath, source: Value) {
     let Some(result) = v.result_type(op) else { return };
     let from = v.ty(source);
     if !same_value_type(from, result) {
@@ -203,11 +210,11 @@ fn unary(v: &mut Verifier<'_>, op: &Operation, source: Value) {
         return;
     }
     let elem = result.element_type();
-    if op.kind == OpKind::Neg {
+    if f.takes_signed_integers() {
         let ok = matches!(elem, ScalarType::F64 | ScalarType::F32 | ScalarType::F16 | ScalarType::BF16)
             || matches!(elem, ScalarType::I8 | ScalarType::I32 | ScalarType::Index);
         if !ok {
-            v.error(op.span, format!("'tile.neg' needs floats (f64, f32, f16, bf16) or signed integers (i8, i32, index), found '{elem}'"));
+            v.error(op.span, format!("'{}' needs floats (f64, f32, f16, bf16) or signed integers (i8, i32, index), found '{elem}'", op.kind));
         }
     } else if !matches!(elem, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16) {
         v.error(op.span, format!("'{}' needs f32, f16 or bf16 elements, found '{elem}'", op.kind));

@@ -32,7 +32,7 @@ pub fn purity(kind: OpKind) -> Purity {
     use OpKind::*;
     match kind {
         Constant | BlockId | GridDim | Dim | Add | Sub | Mul | Min | Max | Fma | Cmp | Select | Cast | Splat | Fill | ThreadId
-        | LaneId | WarpId | Extract | Insert | Neg | Exp | Exp2 | Log | Sqrt | Rsqrt | ConvertLayout | Transpose => Purity::Pure,
+        | LaneId | WarpId | Extract | Insert | Neg | Abs | Exp | Exp2 | Log | Sqrt | Rsqrt | Tanh | Sigmoid | ConvertLayout | Transpose => Purity::Pure,
         Div | Rem => Purity::PureMayTrap,
         _ => Purity::Effectful,
     }

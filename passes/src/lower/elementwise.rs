@@ -2,10 +2,10 @@
 //! on each fragment vector (operands share the layout, so fragment `f` of each holds the same elements).
 
 use tilec_ir::typed::{self, AnyOp};
-use tilec_ir::{Diagnostic, OpId, OpKind, OpSpec, Type, TypedOp, Value};
+use tilec_ir::{Diagnostic, OpId, Type, TypedOp, Value};
 
 use super::Lowering;
-use tilec_ir::ops::BinaryArith;
+use tilec_ir::ops::{BinaryArith, UnaryMath};
 
 impl<'f> Lowering<'f> {
     /// Lowers an op whose result is a register tile elementwise; returns whether it was replaced. Ops
@@ -87,18 +87,20 @@ impl<'f> Lowering<'f> {
                 }
             }
             Some(
-                AnyOp::Neg(typed::Neg { source })
-                | AnyOp::Exp(typed::Exp { source })
-                | AnyOp::Exp2(typed::Exp2 { source, .. })
-                | AnyOp::Log(typed::Log { source })
-                | AnyOp::Sqrt(typed::Sqrt { source })
-                | AnyOp::Rsqrt(typed::Rsqrt { source }),
+                view @ (AnyOp::Neg(_)
+                | AnyOp::Abs(_)
+                | AnyOp::Exp(_)
+                | AnyOp::Exp2(_)
+                | AnyOp::Log(_)
+                | AnyOp::Sqrt(_)
+                | AnyOp::Rsqrt(_)
+                | AnyOp::Tanh(_)
+                | AnyOp::Sigmoid(_)),
             ) => {
+                let Some((f, source)) = UnaryMath::of_view(&view) else { return Ok(false) };
                 for x in self.frags(source)? {
-                    // The op's attributes (tile.exp2's ftz) go with it to each fragment.
-                    let mut spec = unary_spec(op.kind, x);
-                    spec.attrs = op.attrs.clone();
-                    frags.push(self.emit_value(spec.result(Type::Vector(vty.clone()))));
+                    // The op (with its attributes: tile.exp2's ftz) on each fragment.
+                    frags.push(self.emit_value(f.spec(x).result(Type::Vector(vty.clone()))));
                 }
             }
             _ => {
@@ -116,14 +118,3 @@ impl<'f> Lowering<'f> {
     }
 }
 
-/// The per-fragment op of a unary elementwise op ([`OpKind::is_unary_math`]).
-fn unary_spec(kind: OpKind, source: Value) -> OpSpec {
-    match kind {
-        OpKind::Neg => typed::Neg { source }.into_spec(),
-        OpKind::Exp => typed::Exp { source }.into_spec(),
-        OpKind::Exp2 => typed::Exp2 { source, ftz: false }.into_spec(),
-        OpKind::Log => typed::Log { source }.into_spec(),
-        OpKind::Sqrt => typed::Sqrt { source }.into_spec(),
-        _ => typed::Rsqrt { source }.into_spec(),
-    }
-}

@@ -5,12 +5,12 @@
 //! nearest even; tf32 results are rounded from f32 by clearing the low 13 mantissa bits, ties to even).
 
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicValue, BasicValueEnum};
+use inkwell::values::{BasicValue, BasicValueEnum, FastMathFlags};
 use inkwell::{FloatPredicate, IntPredicate};
 use inkwell::values::InstructionOpcode as Opcode;
 
 use tilec_ir::body::{Operation, Value};
-use tilec_ir::ops::{typed, CmpPredicate, Literal, OpKind};
+use tilec_ir::ops::{typed, CmpPredicate, Literal, OpKind, UnaryMath};
 use tilec_ir::types::{ScalarType, Type};
 
 use super::func::FuncTranslator;
@@ -238,17 +238,29 @@ impl EmitScalar for FuncTranslator<'_, '_> {
         self.set_result(op, v)
     }
 
-    /// `tile.neg` → `fneg` (`neg.f32`) or `sub 0, x`; the float math functions → NVVM intrinsics on each f32
-    /// element (f16/bf16 extended to f32 and rounded back): `exp2` → `llvm.nvvm.ex2.approx.f32`, `exp` → the
-    /// same of x·log2(e), `log` → `llvm.nvvm.lg2.approx.f` times ln 2, `sqrt` → `llvm.nvvm.sqrt.rn.f`,
-    /// `rsqrt` → `llvm.nvvm.rsqrt.approx.f`. The intrinsics, not `llvm.exp2`/`llvm.sqrt`, so the instructions
-    /// do not depend on fast-math flags, and are the ones the MLIR backend emits.
-    fn unary(&mut self, op: &Operation, source: Value) -> Result<()> {
+    /// `tile.neg` → `fneg` (`neg.f32`) or `sub 0, x`; `tile.abs` → `llvm.fabs` (`abs.f32`) or `llvm.abs`
+    /// (`abs.s32`, wrapping at the minimum); the float math functions → NVVM intrinsics on each f32 element
+    /// (f16/bf16 extended to f32 and rounded back): `exp2` → `llvm.nvvm.ex2.approx.f32`, `exp` → the same of
+    /// x·log2(e), `log` → `llvm.nvvm.lg2.approx.f` times ln 2, `sqrt` → `llvm.nvvm.sqrt.rn.f`, `rsqrt` →
+    /// `llvm.nvvm.rsqrt.approx.f`, `tanh` → `llvm.tanh` with `afn` (LLVM has no NVVM tanh intrinsic; NVPTX
+    /// selects `tanh.approx.f32` for it), `sigmoid` → `fma(tanh(x·0.5), 0.5, 0.5)`. The intrinsics, not
+    /// `llvm.exp2`/`llvm.sqrt`, so the instructions do not depend on fast-math flags, and are the ones the
+    /// MLIR backend emits.
+    fn unary(&mut self, op: &Operation, f: UnaryMath, source: Value) -> Result<()> {
         let (ty, llvm_ty) = self.result_type(op)?;
         let elem = ty.element_type();
         let x = self.value(op, source)?;
         let b = &self.builder;
-        if op.kind == OpKind::Neg {
+        if f == UnaryMath::Abs {
+            let v = if elem.is_float() {
+                self.nvvm.call(b, "llvm.fabs", &[x.get_type()], &[x])?
+            } else {
+                let no_poison = self.cx.bool_type().const_zero().into();
+                self.nvvm.call(b, "llvm.abs", &[x.get_type()], &[x, no_poison])?
+            };
+            return self.set_result(op, v.ok_or_else(|| super::internal("llvm.abs returns a value"))?);
+        }
+        if f == UnaryMath::Neg {
             let v: BasicValueEnum<'_> = match x {
                 BasicValueEnum::FloatValue(f) => b.build_float_neg(f, "")?.into(),
                 BasicValueEnum::IntValue(i) => b.build_int_neg(i, "")?.into(),
@@ -261,7 +273,6 @@ impl EmitScalar for FuncTranslator<'_, '_> {
         if !matches!(elem, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16) {
             return Err(self.kernel.unsupported(op, format!("'{}' is not defined on '{elem}'", op.kind)));
         }
-        let ftz = op.view::<typed::Exp2>().is_some_and(|e| e.ftz);
         let wide_ty = types::with_element(self.cx, llvm_ty, self.cx.f32_type().into());
         let wide = if elem == ScalarType::F32 { x } else { b.build_cast(Opcode::FPExt, x, wide_ty, "")? };
         let v = match wide {
@@ -272,12 +283,12 @@ impl EmitScalar for FuncTranslator<'_, '_> {
                 for i in 0..vector.get_type().get_size() {
                     let index = i32_ty.const_int(u64::from(i), false);
                     let e = self.builder.build_extract_element(vector, index, "")?;
-                    let r = self.math_f32(op.kind, ftz, e)?;
+                    let r = self.math_f32(f, e)?;
                     out = self.builder.build_insert_element(out, r, index, "")?;
                 }
                 out.into()
             }
-            scalar => self.math_f32(op.kind, ftz, scalar)?,
+            scalar => self.math_f32(f, scalar)?,
         };
         let v = if elem == ScalarType::F32 { v } else { self.builder.build_cast(Opcode::FPTrunc, v, llvm_ty, "")? };
         self.set_result(op, v)
@@ -411,7 +422,7 @@ impl EmitScalar for FuncTranslator<'_, '_> {
 
 impl<'ctx> FuncTranslator<'_, 'ctx> {
     /// One f32 element of a float math function ([`EmitScalar::unary`]).
-    fn math_f32(&self, kind: OpKind, ftz: bool, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn math_f32(&self, f: UnaryMath, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
         let f32_ty = self.cx.f32_type();
         let call = |name: &str, overloaded: bool, x: BasicValueEnum<'ctx>| -> Result<BasicValueEnum<'ctx>> {
             let overload: &[BasicTypeEnum<'ctx>] = if overloaded { &[f32_ty.into()] } else { &[] };
@@ -420,14 +431,27 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
         let scale = |x: BasicValueEnum<'ctx>, c: f32| -> Result<BasicValueEnum<'ctx>> {
             Ok(self.builder.build_binop(Opcode::FMul, x, BasicValueEnum::from(f32_ty.const_float(f64::from(c))), "")?)
         };
-        match kind {
-            OpKind::Exp2 if ftz => call(EX2_APPROX_FTZ, true, x),
-            OpKind::Exp2 => call(EX2_APPROX, true, x),
-            OpKind::Exp => call(EX2_APPROX, true, scale(x, std::f32::consts::LOG2_E)?),
-            OpKind::Log => scale(call("llvm.nvvm.lg2.approx.f", false, x)?, std::f32::consts::LN_2),
-            OpKind::Sqrt => call("llvm.nvvm.sqrt.rn.f", false, x),
-            OpKind::Rsqrt => call("llvm.nvvm.rsqrt.approx.f", false, x),
-            _ => Err(super::internal("not a float math function")),
+        // `tanh.approx.f32`: `llvm.tanh` allowed to approximate (`afn`).
+        let tanh = |x: BasicValueEnum<'ctx>| -> Result<BasicValueEnum<'ctx>> {
+            let t = call("llvm.tanh", true, x)?;
+            let call_inst = t.as_instruction_value().ok_or_else(|| super::internal("llvm.tanh is a call"))?;
+            call_inst.set_fast_math_flags(FastMathFlags::ApproxFunc).map_err(|_| super::internal("llvm.tanh takes fast-math flags"))?;
+            Ok(t)
+        };
+        match f {
+            UnaryMath::Exp2 { ftz: true } => call(EX2_APPROX_FTZ, true, x),
+            UnaryMath::Exp2 { ftz: false } => call(EX2_APPROX, true, x),
+            UnaryMath::Exp => call(EX2_APPROX, true, scale(x, std::f32::consts::LOG2_E)?),
+            UnaryMath::Log => scale(call("llvm.nvvm.lg2.approx.f", false, x)?, std::f32::consts::LN_2),
+            UnaryMath::Sqrt => call("llvm.nvvm.sqrt.rn.f", false, x),
+            UnaryMath::Rsqrt => call("llvm.nvvm.rsqrt.approx.f", false, x),
+            UnaryMath::Tanh => tanh(x),
+            UnaryMath::Sigmoid => {
+                let half = BasicValueEnum::from(f32_ty.const_float(0.5));
+                let t = tanh(scale(x, 0.5)?)?;
+                self.nvvm.call(&self.builder, "llvm.fma", &[f32_ty.into()], &[t, half, half])?.ok_or_else(|| super::internal("llvm.fma returns a value"))
+            }
+            UnaryMath::Neg | UnaryMath::Abs => Err(super::internal("not a float math function")),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! are rounded to nearest even at mantissa bit 13.
 
 use tilec_ir::body::{Operation, Value};
-use tilec_ir::ops::{typed, CmpPredicate, Literal, OpKind};
+use tilec_ir::ops::{typed, CmpPredicate, Literal, OpKind, UnaryMath};
 use tilec_ir::types::{ScalarType, Type};
 
 use super::func::FuncEmitter;
@@ -170,15 +170,37 @@ impl EmitScalar for FuncEmitter<'_> {
         self.set_result(op, v)
     }
 
-    /// `tile.neg` → `arith.negf` (`neg.f32`) or `0 - x`; the float math functions → the NVVM intrinsics the
-    /// LLVM backend calls, through `llvm.call_intrinsic` on each f32 element (f16/bf16 extended to f32 and
-    /// rounded back): `ex2.approx.f32` (of x·log2(e) for `exp`), `lg2.approx.f32` times ln 2 for `log`,
-    /// `sqrt.rn.f32`, `rsqrt.approx.f32`. (`math.exp2` and friends become libdevice calls upstream.)
-    fn unary(&mut self, op: &Operation, source: Value) -> Result<()> {
+    /// `tile.neg` → `arith.negf` (`neg.f32`) or `0 - x`; `tile.abs` → `llvm.fabs` or `llvm.abs` (not poison at
+    /// the minimum: it wraps) through `llvm.call_intrinsic` on each element (the NVVM conversion marks
+    /// `llvm.intr.fabs` illegal and would make it a libdevice call); the float math functions → the NVVM intrinsics the LLVM backend
+    /// calls, through `llvm.call_intrinsic` on each f32 element (f16/bf16 extended to f32 and rounded back):
+    /// `ex2.approx.f32` (of x·log2(e) for `exp`), `lg2.approx.f32` times ln 2 for `log`, `sqrt.rn.f32`,
+    /// `rsqrt.approx.f32`, `llvm.tanh` with `afn` (`tanh.approx.f32`; of x·0.5, then `fma` by 0.5 plus
+    /// 0.5, for `sigmoid`). (`math.exp2`, `math.absf` and friends become libdevice calls upstream.)
+    fn unary(&mut self, op: &Operation, f: UnaryMath, source: Value) -> Result<()> {
         let (ty, mlir) = self.result_type(op)?;
         let elem = ty.element_type();
         let (x, _) = self.value(op, source)?;
-        if op.kind == OpKind::Neg {
+        if f == UnaryMath::Abs {
+            // The LLVM dialect's intrinsics take scalars and 1-D vectors: one call per element.
+            let e = types::scalar_type(elem).unwrap_or("f32");
+            let v = if elem.is_float() {
+                self.per_element(&ty, &[&x], &mlir, |t, xs| t.emit(&format!("llvm.call_intrinsic \"llvm.fabs.{e}\"({}) : ({e}) -> {e}", xs[0])))
+            } else if elem == ScalarType::Index {
+                // `index` is not an LLVM type: max(x, 0 - x), which wraps at the minimum like `llvm.abs`.
+                let z = self.emit("arith.constant 0 : index");
+                let z = if mlir == "index" { z } else { self.emit(&format!("vector.broadcast {z} : index to {mlir}")) };
+                let neg = self.emit(&format!("arith.subi {z}, {x} : {mlir}"));
+                self.emit(&format!("arith.maxsi {x}, {neg} : {mlir}"))
+            } else {
+                let no_poison = self.emit("llvm.mlir.constant(false) : i1");
+                self.per_element(&ty, &[&x], &mlir, |t, xs| {
+                    t.emit(&format!("llvm.call_intrinsic \"llvm.abs.{e}\"({}, {no_poison}) : ({e}, i1) -> {e}", xs[0]))
+                })
+            };
+            return self.set_result(op, v);
+        }
+        if f == UnaryMath::Neg {
             let v = if elem.is_float() {
                 self.emit(&format!("arith.negf {x} : {mlir}"))
             } else {
@@ -199,20 +221,28 @@ impl EmitScalar for FuncEmitter<'_> {
             let c = t.emit(&format!("arith.constant 0x{:08X} : f32", c.to_bits()));
             t.emit(&format!("arith.mulf {x}, {c} : f32"))
         };
-        let kind = op.kind;
-        let ftz = op.view::<typed::Exp2>().is_some_and(|e| e.ftz);
-        let v = self.per_element(&ty, &[&wide], &wide_ty, |t, xs| match kind {
-            OpKind::Exp2 if ftz => call(t, "llvm.nvvm.ex2.approx.ftz.f32", &xs[0]),
-            OpKind::Exp2 => call(t, "llvm.nvvm.ex2.approx.f32", &xs[0]),
-            OpKind::Exp => {
+        let tanh = |t: &mut FuncEmitter<'_>, x: &str| {
+            t.emit(&format!("llvm.call_intrinsic \"llvm.tanh.f32\"({x}) {{fastmathFlags = #llvm.fastmath<afn>}} : (f32) -> f32"))
+        };
+        let v = self.per_element(&ty, &[&wide], &wide_ty, |t, xs| match f {
+            UnaryMath::Exp2 { ftz: true } => call(t, "llvm.nvvm.ex2.approx.ftz.f32", &xs[0]),
+            UnaryMath::Exp2 { ftz: false } => call(t, "llvm.nvvm.ex2.approx.f32", &xs[0]),
+            UnaryMath::Exp => {
                 let y = scale(t, &xs[0], std::f32::consts::LOG2_E);
                 call(t, "llvm.nvvm.ex2.approx.f32", &y)
             }
-            OpKind::Log => {
+            UnaryMath::Log => {
                 let y = call(t, "llvm.nvvm.lg2.approx.f", &xs[0]);
                 scale(t, &y, std::f32::consts::LN_2)
             }
-            OpKind::Sqrt => call(t, "llvm.nvvm.sqrt.rn.f", &xs[0]),
+            UnaryMath::Sqrt => call(t, "llvm.nvvm.sqrt.rn.f", &xs[0]),
+            UnaryMath::Tanh => tanh(t, &xs[0]),
+            UnaryMath::Sigmoid => {
+                let half_x = scale(t, &xs[0], 0.5);
+                let y = tanh(t, &half_x);
+                let half = t.emit(&format!("arith.constant 0x{:08X} : f32", 0.5f32.to_bits()));
+                t.emit(&format!("llvm.intr.fma({y}, {half}, {half}) : (f32, f32, f32) -> f32"))
+            }
             _ => call(t, "llvm.nvvm.rsqrt.approx.f", &xs[0]),
         });
         let v = if elem == ScalarType::F32 { v } else { self.emit(&format!("arith.truncf {v} : {wide_ty} to {mlir}")) };

@@ -4,6 +4,7 @@ tensors `tilec interp|sim --output` wrote (row-major, one row per line) and comp
   check_rows.py softmax X Y               y = softmax of each row of x            (1e-5 + 1e-5 |y|)
   check_rows.py layernorm X G B Y [EPS]   y = (x - mean) / sqrt(var + eps) * g + b (1e-4 + 1e-4 |y|)
   check_rows.py gemm_bias_relu A B BIAS C c = max(A·B + bias, 0)                  (1e-4 + 1e-4 |c|)
+  check_rows.py gemm_bias_gelu A B BIAS C c = gelu_tanh(A·B + bias), C in f16      (1e-3 + 1e-3 |c|)
   check_rows.py rowstats X M S            m = max of each row, s = sum             (exact max; 1e-5 sum)
 
 Prints the largest error; exits 1 on a mismatch."""
@@ -43,6 +44,17 @@ elif mode == "gemm_bias_relu":
     k = len(bm)
     want = [[max(sum(a[i][p] * bm[p][j] for p in range(k)) + bias[j], 0.0) for j in range(len(bias))] for i in range(len(a))]
     worst = compare("C", c, want, 1e-4, 1e-4)
+elif mode == "gemm_bias_gelu":
+    # PyTorch's gelu(approximate="tanh"), exactly (math.tanh in float64); C was rounded to f16.
+    a, bm, bias, c = (read(p) for p in sys.argv[2:6])
+    bias = bias[0]
+    k = len(bm)
+
+    def gelu(x):
+        return 0.5 * x * (1.0 + math.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+
+    want = [[gelu(sum(a[i][p] * bm[p][j] for p in range(k)) + bias[j]) for j in range(len(bias))] for i in range(len(a))]
+    worst = compare("C", c, want, 1e-3, 1e-3)
 elif mode == "rowstats":
     x, m, s = (read(p) for p in sys.argv[2:5])
     worst = compare("m", m, [[max(row)] for row in x], 0.0, 0.0)
