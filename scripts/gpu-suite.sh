@@ -198,6 +198,12 @@ prepare)
     "$TILEC" bundle examples/gemm_hopper.tir -o "$DEV/$out/wgmma_gemm_hopper_300x200x136" "${h[@]}"
     "$TILEC" bundle examples/gemm_hopper.tir -o "$DEV/$out/wgmma_gemm_hopper_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_bf16_hopper.tir -o "$DEV/$out/wgmma_gemm_bf16_hopper_300x200x136" "${h[@]}"
+    # persistent = true: P blocks loop over the tiles (the device step caps P at 2, TILEC_PERSISTENT_MAX_BLOCKS,
+    # so that blocks run several tiles of these small inputs); K = 72 (2 k-steps), 136, and 67 (cp.async variant).
+    for shape in 261,136,72 300,200,136 261,133,67; do
+      "$TILEC" bundle examples/gemm_hopper.tir -o "$DEV/$out/persistent_gemm_hopper_${shape//,/x}" --shape "$shape" --param persistent=true "${h[@]}"
+    done
+    "$TILEC" bundle examples/gemm_bf16_hopper.tir -o "$DEV/$out/persistent_gemm_bf16_hopper_300x520x200" --shape 300,520,200 --param persistent=true "${h[@]}"
     "$TILEC" bundle examples/gemm_bf16_hopper.tir -o "$DEV/$out/wgmma_gemm_bf16_hopper_261x133x67" --shape 261,133,67 "${h[@]}"
     "$TILEC" bundle examples/gemm_s8_hopper.tir -o "$DEV/$out/wgmma_gemm_s8_hopper_300x300x200" "${h[@]}"
     "$TILEC" bundle examples/gemm_s8_hopper.tir -o "$DEV/$out/wgmma_gemm_s8_hopper_261x133x70" --shape 261,133,70 "${h[@]}"
@@ -288,7 +294,7 @@ device)
   OUT="${2:?usage: gpu-suite.sh device OUT_DIR}"
   cd "$DEV"
   chmod +x tilec-gpu-runner
-  { nvidia-smi -L; ./tilec-gpu-runner bundles/* bundles-mlir/*; } 2>&1 | tee "$OUT/run.log" || true
+  { nvidia-smi -L; TILEC_PERSISTENT_MAX_BLOCKS=2 ./tilec-gpu-runner bundles/* bundles-mlir/*; } 2>&1 | tee "$OUT/run.log" || true
   for tool in memcheck racecheck; do
     compute-sanitizer --tool "$tool" ./tilec-gpu-runner bundles/gemm_200x72x40 bundles/gemm_256x256x256 \
       bundles/gemm_256x128_261x133x67 bundles/gemm_70x76x66 bundles/gemm_s8_67x45x37 bundles-mlir/gemm_256x128_261x133x67 \

@@ -238,6 +238,9 @@ pub fn run(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cublas, bu
             }
             BenchParam::Alpha => Arg::F32(g.alpha.ok_or_else(|| RunError::Bundle("the kernel takes alpha but the bundle gives none".into()))?),
             BenchParam::Beta => Arg::F32(g.beta.ok_or_else(|| RunError::Bundle("the kernel takes beta but the bundle gives none".into()))?),
+            BenchParam::LogicalGrid(axis) => {
+                Arg::I64(i64::from(*bundle.grid.get(*axis).ok_or_else(|| RunError::Bundle(format!("the grid has no axis {axis}")))?))
+            }
             BenchParam::TensorMap { of, data_type, box_shape, swizzle, transposed } => {
                 let (rows, cols) = g.shape(*of);
                 let op = g.operand(*of);
@@ -268,8 +271,9 @@ pub fn run(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cublas, bu
             }
         });
     }
+    let grid = crate::persistent::launch_grid(ctx, &function, bundle.persistent, bundle.grid, bundle.block, bundle.shared_bytes).map_err(fail)?;
     let cfg = LaunchConfig {
-        grid_dim: (bundle.grid[0], bundle.grid[1], bundle.grid[2]),
+        grid_dim: (grid[0], grid[1], grid[2]),
         block_dim: (bundle.block[0], bundle.block[1], bundle.block[2]),
         shared_mem_bytes: bundle.shared_bytes,
     };
@@ -432,7 +436,7 @@ pub fn run(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, cublas: &Cublas, bu
         worst_fraction: report.as_ref().map(|r| r.worst_fraction),
         cublas_note,
         gpu: ctx.name().unwrap_or_else(|e| format!("unknown GPU ({e:?})")),
-        grid: bundle.grid,
+        grid,
         block: bundle.block,
     };
     Ok(BenchOutcome { line, record })

@@ -36,8 +36,13 @@ pub struct Bundle {
     pub ptx: String,
     /// The kernel's name in the PTX.
     pub kernel: String,
+    /// The grid: the launch grid, or for a `persistent` kernel its logical grid (see [`crate::persistent`]).
     pub grid: [u32; 3],
     pub block: [u32; 3],
+    /// A persistent kernel: launched as P blocks along x ([`crate::persistent::launch_grid`]); its hidden
+    /// grid arguments are among `params`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub persistent: bool,
     /// Dynamic shared memory bytes (above 48 KiB the launcher raises the kernel's limit).
     #[serde(default)]
     pub shared_bytes: u32,

@@ -13,6 +13,7 @@
 
 pub mod bench;
 pub mod bundle;
+pub mod persistent;
 pub mod tensor_map;
 pub mod tune;
 
@@ -214,8 +215,9 @@ pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) 
             _ => None,
         });
     }
+    let grid = persistent::launch_grid(ctx, &function, bundle.persistent, bundle.grid, bundle.block, bundle.shared_bytes).map_err(fail)?;
     let cfg = LaunchConfig {
-        grid_dim: (bundle.grid[0], bundle.grid[1], bundle.grid[2]),
+        grid_dim: (grid[0], grid[1], grid[2]),
         block_dim: (bundle.block[0], bundle.block[1], bundle.block[2]),
         shared_mem_bytes: bundle.shared_bytes,
     };
@@ -254,7 +256,7 @@ pub fn run_bundle(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, dir: &Path) 
         bundle: dir.display().to_string(),
         kernel: bundle.kernel.clone(),
         label: bundle.label.clone(),
-        grid: bundle.grid,
+        grid,
         block: bundle.block,
         shared_bytes: bundle.shared_bytes,
         shapes,

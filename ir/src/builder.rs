@@ -214,7 +214,7 @@ impl FuncBuilder {
         let yielded = body(self, iv, &carried);
         self.push(typed::Yield { values: yielded }.into_spec());
         self.blocks.pop();
-        let mut spec = typed::For { lower, upper, step, inits: inits.to_vec(), pipeline_stages: None }.into_spec().region(block);
+        let mut spec = typed::For { lower, upper, step, inits: inits.to_vec(), pipeline_stages: None, hoist: None }.into_spec().region(block);
         spec.result_types = types;
         let op = self.push(spec);
         self.func.body.op(op).results.clone()

@@ -62,6 +62,11 @@ pub struct KernelInfo {
     /// pointer and extents. Empty (and left out of the JSON) for kernels without TMA.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tensor_maps: Vec<TensorMapInfo>,
+    /// A persistent kernel (`persistent = true`, the `persistent-grid` pass): its last three arguments are the
+    /// logical grid `x, y, z` (hidden `index` arguments the launcher fills in), and the launch is P blocks along
+    /// x, P = min(tiles, SMs x resident blocks per SM), each looping over the tiles `t += P`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub persistent: bool,
 }
 
 /// One tensor map parameter: what `cuTensorMapEncodeTiled` needs besides the tensor's address and extents
@@ -385,7 +390,14 @@ impl KernelInfo {
             params,
             abi,
             tensor_maps,
+            persistent: tilec_ir::ops::kernel::has_persistent_grid_args(func),
         })
+    }
+
+    /// For a [`KernelInfo::persistent`] kernel, which axis of the logical grid argument number `arg` holds.
+    pub fn logical_grid_axis(&self, arg: usize) -> Option<usize> {
+        let first = self.params.len().checked_sub(3)?;
+        (self.persistent && arg >= first).then(|| arg - first)
     }
 
     /// Threads per block.

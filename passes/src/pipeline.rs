@@ -48,6 +48,7 @@ pub fn lowering_pipeline(target: Target) -> &'static str {
             "layout-assignment,",   // mma instruction shapes, warp grid, distributed register layouts
             "swizzle,",             // XOR-swizzle shared tiles: conflict-free cp.async and ldmatrix
             "lower-tile-to-nvgpu,", // copy plans: cp.async, ldmatrix, mma.sync, predicated stores
+            "persistent-grid,",     // persistent = true: a loop over the logical grid's tiles (else nothing)
             "software-pipeline,",   // k-loops: multi-stage cp.async ring, one barrier per step
             "canonicalize,",        // the lowering's address arithmetic: fold,
             "cse,",                 // merge,

@@ -51,6 +51,10 @@ impl PassRegistry {
         r.register_pass::<crate::swizzle::SwizzlePass>();
         r.register_pass::<crate::check_resources::CheckResources>();
         r.register(crate::Rasterize::NAME, crate::Rasterize::DESCRIPTION, |o| Ok(Box::new(crate::Rasterize::from_options(o)?)));
+        r.register(crate::PersistentGrid::NAME, crate::PersistentGrid::DESCRIPTION, |o| {
+            o.expect_only(crate::PersistentGrid::NAME, &[])?;
+            Ok(Box::new(crate::PersistentGrid))
+        });
         r.register(crate::SoftwarePipeline::NAME, crate::SoftwarePipeline::DESCRIPTION, |o| Ok(Box::new(crate::SoftwarePipeline::from_options(o)?)));
         r
     }

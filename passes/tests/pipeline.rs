@@ -40,7 +40,7 @@ fn unknown_pass_suggests_the_closest_name() {
 
     let d = err("vectorize");
     assert_eq!(d.message, "unknown pass 'vectorize'");
-    assert_eq!(notes(&d), ["available passes: canonicalize, check-resources, cse, dce, layout-assignment, lower-tile-to-nvgpu, rasterize, software-pipeline, swizzle"]);
+    assert_eq!(notes(&d), ["available passes: canonicalize, check-resources, cse, dce, layout-assignment, lower-tile-to-nvgpu, persistent-grid, rasterize, software-pipeline, swizzle"]);
 }
 
 #[test]
@@ -127,5 +127,5 @@ fn registering_a_name_twice_replaces_it() {
     let mut r = PassRegistry::with_builtin();
     assert!(r.register("dce", "my dce", |_| Ok(Box::new(tilec_passes::cleanup::Dce))));
     assert_eq!(r.get("dce").unwrap().description, "my dce");
-    assert_eq!(r.names(), ["canonicalize", "check-resources", "cse", "dce", "layout-assignment", "lower-tile-to-nvgpu", "rasterize", "software-pipeline", "swizzle"]);
+    assert_eq!(r.names(), ["canonicalize", "check-resources", "cse", "dce", "layout-assignment", "lower-tile-to-nvgpu", "persistent-grid", "rasterize", "software-pipeline", "swizzle"]);
 }

@@ -131,6 +131,7 @@ pub fn run(args: &BenchArgs) -> Result<String, DriverError> {
             label: format!("{} ({backend}{opt}, {target}{setting_text}{label_variant})", source.name, opt = opt_suffix(opt_level)),
             grid,
             block: kernel.block,
+            persistent: kernel.persistent,
             shared_bytes: u32::try_from(kernel.dynamic_shared_bytes)
                 .map_err(|_| DriverError::Usage(format!("{} bytes of shared memory", kernel.dynamic_shared_bytes)))?,
             warmup: args.warmup,
@@ -263,6 +264,8 @@ pub(crate) fn abi_params(kernel: &KernelInfo, roles: &GemmRoles) -> Result<Vec<B
             (AbiRole::Extent(axis), Some(r)) => Ok(BenchParam::Extent { of: r, axis: *axis }),
             (AbiRole::Value, None) if Some(p.arg) == roles.alpha && p.ty == "f32" => Ok(BenchParam::Alpha),
             (AbiRole::Value, None) if Some(p.arg) == roles.beta && p.ty == "f32" => Ok(BenchParam::Beta),
+            // A persistent kernel's hidden logical grid (the bundle's `grid`).
+            (AbiRole::Value, None) if kernel.logical_grid_axis(p.arg).is_some() => Ok(BenchParam::LogicalGrid(kernel.logical_grid_axis(p.arg).unwrap_or(0))),
             // A TMA tensor map over a matrix (sm_90a): the runner encodes it over the matrix's buffer.
             (AbiRole::TensorMap(k), Some(r)) => {
                 let map = kernel.tensor_maps.get(*k).ok_or_else(|| DriverError::Usage(format!("the kernel's ABI names tensor map #{k}, which it lacks")))?;

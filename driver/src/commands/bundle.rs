@@ -152,7 +152,8 @@ pub fn run(args: &BundleArgs) -> Result<String, DriverError> {
         warmup: args.warmup,
         flops: args.flops,
         label: format!("{} ({}, {target})", source.name, crate::cli::backend_name(args.backend)),
-        params: abi_params(func, &kernel, &values, &names, args.no_oracle.then_some(args.inputs.seed))?,
+        params: abi_params(func, &kernel, &values, &names, args.no_oracle.then_some(args.inputs.seed), launch.grid)?,
+        persistent: kernel.persistent,
     };
     write("bundle.json", to_json(&bundle).as_bytes())?;
     let meta = BundleMeta { source: source.name.clone(), kernel: kernel.name.clone(), oracle: oracle.into(), grid: launch.grid, tensors };
@@ -189,9 +190,22 @@ pub fn to_sim_args(values: &[ArgValue]) -> Vec<SimArg> {
 /// The PTX entry's parameters in order, from the kernel's ABI and the argument values. With `generated` (the
 /// run's seed), buffers are filled with pseudo-random data by the runner (one stream of the seed per argument)
 /// and nothing is copied back. Every buffer names the argument it holds ([`TensorDesc`]).
-pub(crate) fn abi_params(func: &tilec_ir::Func, kernel: &KernelInfo, values: &[ArgValue], names: &[String], generated: Option<u64>) -> Result<Vec<Param>, DriverError> {
+///
+/// A persistent kernel's hidden arguments (its last three) take the logical grid `grid`.
+pub(crate) fn abi_params(
+    func: &tilec_ir::Func,
+    kernel: &KernelInfo,
+    values: &[ArgValue],
+    names: &[String],
+    generated: Option<u64>,
+    grid: [u32; 3],
+) -> Result<Vec<Param>, DriverError> {
     let mut params = Vec::new();
     for abi in &kernel.abi {
+        if let Some(axis) = kernel.logical_grid_axis(abi.arg) {
+            params.push(Param::I64(i64::from(grid[axis.min(2)])));
+            continue;
+        }
         let value = values.get(abi.arg).ok_or_else(|| DriverError::Usage(format!("ABI names argument #{}", abi.arg)))?;
         let name = names.get(abi.arg).cloned().unwrap_or_default();
         // The layout as the compiled kernel reads the argument (its signature, any rank).

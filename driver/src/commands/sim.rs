@@ -87,10 +87,20 @@ fn lower_and_compare(
     let (lowered, note) = (specialized.module, specialized.variant);
     let lowered_func = lowered.funcs.first().ok_or_else(|| DriverError::Usage("the pipeline left no kernel".into()))?;
     let mut sim_args = to_sim_args(&values);
-    let sim_launch = sim::Launch::grid(launch.grid[0], launch.grid[1], launch.grid[2]);
+    let mut sim_launch = sim::Launch::grid(launch.grid[0], launch.grid[1], launch.grid[2]);
+    let mut persistent_note = String::new();
+    if tilec_ir::ops::kernel::has_persistent_grid_args(lowered_func) {
+        // The hidden logical grid, and fewer blocks than tiles, not dividing them (blocks run unequal counts).
+        sim_args.extend(launch.grid.iter().map(|&g| SimArg::Scalar(f64::from(g))));
+        let tiles: u64 = launch.grid.iter().map(|&g| u64::from(g)).product();
+        let blocks = persistent_sim_blocks(tiles);
+        sim_launch = sim::Launch::grid(blocks, 1, 1);
+        persistent_note = format!("persistent: {blocks} block(s) loop over the {tiles} tile(s) of the logical grid\n");
+    }
     let trace = sim::simulate(lowered_func, &mut sim_args, &sim_launch).map_err(|e| diagnostics(source, vec![e.into()]))?;
     write_sim_outputs(&args.outputs, func, &sim_args)?;
     let mut out = note.map(|v| v.note + "\n").unwrap_or_default();
+    out += &persistent_note;
     out += &format!(
         "@{}: lowered with the default pipeline for {target}; simulated {} block(s), {} warp(s) each, {} warp-op(s); compared with the interpreter\n",
         func.name,
@@ -142,6 +152,25 @@ fn lower_and_compare(
         return Err(DriverError::Usage(format!("{out}{failed} tensor(s) differ between the simulator and the interpreter")));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn persistent_sim_blocks_do_not_divide_the_tiles() {
+        for (tiles, blocks) in [(1, 1), (2, 1), (3, 2), (4, 3), (6, 4), (12, 7)] {
+            assert_eq!(super::persistent_sim_blocks(tiles), blocks, "{tiles} tiles");
+        }
+    }
+}
+
+/// How many blocks `tilec sim` launches for a persistent kernel of `tiles` tiles: fewer than the tiles and, where
+/// one exists, a number that does not divide them, so that blocks run unequal numbers of tiles (the first from
+/// `tiles / 2` rounded up, then upwards, then downwards): 3 tiles → 2 blocks, 4 → 3, 6 → 4, 12 → 7.
+pub fn persistent_sim_blocks(tiles: u64) -> u32 {
+    let start = tiles.div_ceil(2).max(1);
+    let found = (start..tiles).find(|p| tiles % p != 0).or_else(|| (2..start).rev().find(|p| tiles % p != 0));
+    u32::try_from(found.unwrap_or(start)).unwrap_or(u32::MAX)
 }
 
 /// The first op that only the tile-level interpreter runs (block-collective tile ops).

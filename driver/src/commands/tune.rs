@@ -132,6 +132,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
             label: format!("{} ({backend}, {target}) {name}", source.name),
             grid,
             block: [0; 3],
+            persistent: false,
             shared_bytes: 0,
             warmup: args.warmup,
             repeat: args.repeat,
@@ -393,7 +394,7 @@ fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, 
         registers,
         spill_bytes,
     };
-    let bundle = BenchBundle { kernel: kernel.name.clone(), block: kernel.block, shared_bytes, params, ..template };
+    let bundle = BenchBundle { kernel: kernel.name.clone(), block: kernel.block, persistent: kernel.persistent, shared_bytes, params, ..template };
     let job = TuneJob { candidate, work: TuneWork::Gemm { bundle, ptx: ptx.clone() }, origin: name.to_string() };
     Ok(Compiled { job, ptx, shared_bytes: kernel.shared_bytes })
 }

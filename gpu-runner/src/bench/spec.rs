@@ -29,8 +29,12 @@ pub struct BenchBundle {
     /// Where the kernel came from (the `.tir` file, backend), for the report.
     #[serde(default)]
     pub label: String,
+    /// The grid: the launch grid, or for a `persistent` kernel its logical grid (see [`crate::persistent`]).
     pub grid: [u32; 3],
     pub block: [u32; 3],
+    /// A persistent kernel: launched as P blocks along x ([`crate::persistent::launch_grid`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub persistent: bool,
     /// Dynamic shared memory bytes (above 48 KiB the launcher raises the kernel's limit).
     #[serde(default)]
     pub shared_bytes: u32,
@@ -141,6 +145,8 @@ pub enum BenchParam {
     Alpha,
     /// The `beta` scalar, as `f32`.
     Beta,
+    /// A persistent kernel's hidden argument: the logical grid (the bundle's `grid`) along `axis`, as `i64`.
+    LogicalGrid(usize),
     /// A TMA tensor map over a matrix, built at launch with `cuTensorMapEncodeTiled` (`crate::tensor_map`):
     /// over its logical shape for a row-major matrix, over its transpose (the row-major view of its memory)
     /// for a column-major one (`transposed`).

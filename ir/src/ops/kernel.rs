@@ -106,6 +106,17 @@ impl AttrValue for Vec<ExtentMultiple> {
     }
 }
 
+/// The hidden arguments a persistent kernel (`persistent = true`, the `persistent-grid` pass) gets after its
+/// own: the logical grid along x, y and z, as `index` values the launcher passes.
+pub const PERSISTENT_GRID_ARGS: [&str; 3] = ["persistent_grid_x", "persistent_grid_y", "persistent_grid_z"];
+
+/// Whether `func` is a lowered persistent kernel: its last three arguments are [`PERSISTENT_GRID_ARGS`].
+pub fn has_persistent_grid_args(func: &Func) -> bool {
+    let args = func.args();
+    args.len() >= 3
+        && args[args.len() - 3..].iter().zip(PERSISTENT_GRID_ARGS).all(|(&a, n)| func.body.value(a).name.as_deref() == Some(n))
+}
+
 /// The warps per block when a kernel does not say (`num_warps`), as in Triton.
 pub const DEFAULT_NUM_WARPS: u32 = 4;
 
@@ -152,6 +163,7 @@ kernel_attributes! {
     warp_specialize: Option<bool> = None ; "Whether the main loop gets a producer warpgroup (TMA and cp.async loads into an mbarrier ring with full and empty barriers, `setmaxnreg`) beside the `num_warps` consumer warps that run the wgmmas (sm_90a, wgmma with TMA loads; an error at the loop where it is not legal; default false).",
     fragments_ahead: Option<bool> = None ; "Whether the pipeliner loads the next k-step's register fragments during this one's mma (default true).",
     mma: Option<MmaInstruction> = None ; "Which tensor-core instruction `tile.mma` becomes: `\"wgmma\"` (sm_90a: warpgroup MMA reading A and B from shared memory; an error where it is not legal) or `\"mma_sync\"`; by default wgmma on sm_90a where legal, else mma.sync (a `--remarks` remark says why).",
+    persistent: Option<bool> = None ; "Whether the kernel runs on a persistent grid (the `persistent-grid` pass): the launch is P blocks (P = min(tiles, SMs x resident blocks per SM), chosen at launch; `tilec sim` picks a P that does not divide the tiles) and each loops over the logical grid's tiles `t = block_id; t < tiles; t += P`, in grouped order under `raster_group`; the logical grid travels as three hidden `index` arguments after the kernel's own. An error where it cannot be lowered (default false).",
     raster_group: Option<u32> = None ; "Group size of the grouped block order for L2 reuse (the rasterize pass): 1..=65535 rows of blocks; default off (the plain block order, as 1).",
     sample_args: Option<Vec<String>> = None ; "Small inputs for running the kernel with no flags (`tilec interp`/`sim`/`bundle`/`run FILE`): `NAME=SHAPE` for a global tile (`\"A=64x32\"`, `\"x=64\"` for rank 1) or `NAME=VALUE` for a scalar (`\"alpha=2\"`), the `--arg` syntax; `--shape`, `--arg` and `--input` override them by name.",
     sim_tolerance: Option<Tolerance> = None ; "`[ATOL, RTOL]`: how far `tilec sim` lets the simulator's floating-point results be from the interpreter's (default: `tilec compare`'s per-type tolerance), for kernels whose result depends on the order of a sum or on roundings inside it; `--tolerance` overrides it.",

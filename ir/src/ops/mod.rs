@@ -407,6 +407,7 @@ define_ops! {
         operands: [lower: One, upper: One, step: One, inits: Variadic],
         attributes: [
             pipeline_stages: Option<u32> = None ; "This loop's software-pipelining stage count (1..=8; 1: single-stage), in place of the kernel's `pipeline_stages`: e.g. a loop of one iteration that need not cost a ring of shared stages.",
+            hoist: Option<bool> = None ; "Whether the backends may hoist loop-invariant code out of this loop (LLVM's LICM; default true). `false` (the persistent-grid pass's tile loop) keeps per-thread address arithmetic of the body where it is used instead of live in registers across the whole loop.",
         ],
         results: Some(Arity::Variadic), format: None,
         summary: "A counted loop with loop-carried values: `tile.for %i = %lb to %ub step %s iter_args(%x = %init) -> (T)`.",

@@ -707,7 +707,7 @@ impl<'a> Parser<'a> {
         self.leave();
         outcome?;
         region?;
-        let mut spec = typed::For { lower, upper, step, inits, pipeline_stages: None }.into_spec().region(block);
+        let mut spec = typed::For { lower, upper, step, inits, pipeline_stages: None, hoist: None }.into_spec().region(block);
         spec.result_types = types;
         spec.attrs = attrs;
         // The body's ops took their own spans; these are the loop's, and where its step was written.

@@ -78,6 +78,19 @@
 //! (`tests/lit/sim/wgmma-ring.test`). A wgmma body of another shape, or with register fragments loaded ahead (an
 //! mma.sync schedule), keeps the ring above with `wait_group 0` in the body.
 //!
+//! # Nested rings (the persistent tile loop)
+//! A TMA ring whose k-loop sits in another loop (the `persistent-grid` pass's tile loop, [`crate::persistent`]) runs
+//! again for every iteration of that loop, on the same mbarriers, initialised once. Stage `s` is filled
+//! `(T + S - 1 - s) / S` times in a run of `T` k-steps, so the parity of its next phase depends on every run before:
+//! the enclosing loop carries one more value, `%ring_phases`, bit `s` the parity of stage `s`'s fills so far; each
+//! wait adds bit `s` to its round's parity, and after the k-loop the bits advance by this run's fills (a wait that a
+//! parity derived from `k` within one run would get wrong as soon as `T` is not a multiple of `2S`: it would return
+//! at once on a completed phase, or never). Only one level of nesting, and only rings the pass builds: a TMA loop
+//! nested in a loop that stays single-stage or does not match is an error, not a silently wrong kernel.
+//! In the persistent tile loop (`hoist = false`), the prologue moves ([`prologue_ahead`]): once every warpgroup has
+//! retired this tile's wgmmas (`wait_group 0`, a barrier), the next tile's first `S-1` loads are issued, before this
+//! tile's epilogue, and the first tile's before the loop.
+//!
 //! Stages: the pass option `stages=N` (2..=8), else the function attribute `pipeline_stages`, else
 //! [`DEFAULT_STAGES`] or, where that many would not fit the target's shared memory per block, the most
 //! that fit ([`stages_that_fit`]; a remark says so). A loop that does not match is left alone (a remark says why when it had copies;
@@ -220,7 +233,7 @@ impl crate::Pass for SoftwarePipeline {
                 warp_specialize_func(func, stages)?;
                 continue;
             }
-            for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit) {
+            for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit)? {
                 // Asked for by the kernel (or the pass option) and not done: the user must hear it.
                 if explicit {
                     cx.warn(
@@ -319,7 +332,11 @@ fn stages_too_many(func: &Func, stages: u32, limit: u64, chip: &str, span: Span)
 /// them), since each synchronous copy waits for its loads right where it is issued. With one operand still
 /// on cp.async the ring pays (4096×4096×4097, A synchronous: 0.93 ms with 4 stages against 1.20 single-stage;
 /// 4096×4097×4096, B synchronous: 0.76 against 0.88).
-pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explicit: bool) -> Vec<(Span, String)> {
+///
+/// A loop waiting on an mbarrier inside another loop (`persistent = true` makes such nests) must become a ring
+/// whose phases continue through the enclosing loop: where it cannot, the lowering's per-iteration parity
+/// would restart at every run of the loop, so that is an error at the loop, not a remark.
+pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explicit: bool) -> Result<Vec<(Span, String)>, Diagnostic> {
     let mut loops = Vec::new();
     func.body.walk(func.entry, &mut |op| loops.push(op));
     loops.retain(|&op| func.body.op(op).kind == OpKind::For);
@@ -328,6 +345,21 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
         // The loop's own `pipeline_stages` (verified 1..=8) wins over the function's.
         let own = loop_stages(func, l);
         let (stages, explicit) = (own.unwrap_or(stages), explicit || own.is_some());
+        let body = func.body.op(l).regions[0];
+        let waits_on_mbarrier = func.body.block(body).ops.iter().any(|&o| func.body.op(o).kind == OpKind::MBarrierTryWaitParity);
+        if waits_on_mbarrier && enclosing_loop(func, l) != Ok(None) {
+            let why = match (enclosing_loop(func, l), analyze(func, l)) {
+                (Err(why), _) | (_, Err(why)) => Some(why),
+                _ if stages < 2 => Some(format!("{STAGES_ATTR} = {stages} (a single-stage loop)")),
+                (_, Ok(None)) => Some("it does not match the ring".into()),
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Err(Diagnostic::error(func.body.op(l).span, format!(
+                    "this loop's TMA copies wait on an mbarrier inside an enclosing loop, and its phases cannot be carried through that loop: {why}"
+                )).with_note("a persistent kernel (persistent = true) needs its TMA k-loop pipelined with at least 2 stages"));
+            }
+        }
         if stages < 2 {
             continue;
         }
@@ -341,7 +373,7 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
             Err(why) => skipped.push((func.body.op(l).span, why)),
         }
     }
-    skipped
+    Ok(skipped)
 }
 
 /// Warp-specializes the k-loop of a kernel with `warp_specialize = true` ([`warp_specialized`]): exactly one
@@ -898,6 +930,9 @@ struct Ring<'p> {
     mbarriers: Option<(Value, Vec<Value>)>,
     /// With wgmma accumulators carried in the wgmma layout: one group stays in flight ([`wgmma_in_flight`]).
     carry: Option<WgmmaCarry>,
+    /// A ring nested in a loop (module docs, "Nested rings"): the enclosing loop's carried fill parities, bit
+    /// `s` for stage `s`, which every wait adds to the parity of its round.
+    phase_bits: Option<Value>,
 }
 
 impl Ring<'_> {
@@ -1002,6 +1037,15 @@ impl Ring<'_> {
             let round = at.binary(func, BinaryArith::Div, n, s_v);
             let two = at.constant(func, 2);
             let r = at.binary(func, BinaryArith::Rem, round, two);
+            // Nested in a loop: the stage's fills before this run of the loop count too.
+            let r = match self.phase_bits {
+                Some(bits) => {
+                    let bit = stage_bit(func, at, bits, stage);
+                    let sum = at.binary(func, BinaryArith::Add, r, bit);
+                    at.binary(func, BinaryArith::Rem, sum, two)
+                }
+                None => r,
+            };
             // An iteration past the end filled nothing (its loads were not issued): the wait for the phase
             // before, which has completed (or, on a barrier never filled, counts as completed), returns at
             // once: the parity flipped. (The fragments loaded ahead then read the stage's old contents,
@@ -1185,6 +1229,176 @@ impl Ring<'_> {
     }
 }
 
+/// A TMA ring nested in the persistent tile loop (`hoist = false`, made by the persistent-grid pass): its
+/// prologue (the TMA loads of the tile's first `S-1` k-steps, `prologue`) moves to where the previous tile's
+/// wgmmas have retired, so that the next tile's first loads fly during this tile's epilogue (module docs,
+/// "Nested rings"). At `at` (after `wait_group 0` behind the k-loops): a barrier (every warpgroup has retired
+/// its groups: no wgmma reads the ring), then the prologue of tile `t + step`, its issue predicates also
+/// `t + step < ub`; before the tile loop, the prologue of its first tile `lb` (predicate `lb < ub`); the
+/// prologue in the body goes. The values the prologue reads from the tile body (the block's tile coordinates,
+/// the k-loop's bounds: pure ops only, else nothing moves) are recomputed for that tile. Not for a ring with
+/// cp.async copies (their commit groups would move across the epilogue) nor outside the persistent loop. When the
+/// ring's stages are the kernel's only shared tiles, the barrier that ends each tile goes: the one before the next
+/// tile's prologue orders every read of the ring before it.
+fn prologue_ahead(func: &mut Func, outer: OpId, prologue: &[OpId], ring_tiles: &HashSet<Value>, at: &Emitter, span: Span) {
+    let Some(header) = func.body.op(outer).view::<typed::For>() else { return };
+    if header.hoist != Some(false) || prologue.is_empty() {
+        return;
+    }
+    let body = func.body.op(outer).regions[0];
+    let tile_iv = func.body.block(body).args[0];
+    let in_prologue: HashSet<OpId> = prologue.iter().copied().collect();
+    // Only TMA loads, their arrives and pure arithmetic, whose results nothing else uses.
+    for &o in prologue {
+        let op = func.body.op(o);
+        let ok = matches!(op.kind, OpKind::TmaAsyncLoad | OpKind::MBarrierArriveExpectTx) || (is_pure(op.kind) && op.regions.is_empty());
+        if !ok {
+            return;
+        }
+    }
+    let mut used_elsewhere = false;
+    func.body.walk(func.entry, &mut |u| {
+        if !in_prologue.contains(&u) {
+            let op = func.body.op(u);
+            used_elsewhere |= prologue.iter().any(|&p| func.body.op(p).results.iter().any(|r| op.operands.contains(r)));
+        }
+    });
+    if used_elsewhere {
+        return;
+    }
+    // The pure ops of the tile body the prologue depends on, in program order.
+    let mut slice: HashSet<OpId> = HashSet::new();
+    let mut stack: Vec<Value> = prologue.iter().flat_map(|&o| func.body.op(o).operands.clone()).collect();
+    while let Some(v) = stack.pop() {
+        match func.body.defining_op(v) {
+            Some(d) if func.body.op(d).parent == Some(body) && !in_prologue.contains(&d) => {
+                if !is_pure(func.body.op(d).kind) || !func.body.op(d).regions.is_empty() {
+                    return;
+                }
+                if slice.insert(d) {
+                    stack.extend(func.body.op(d).operands.iter().copied());
+                }
+            }
+            Some(_) => {}
+            // Block arguments of the tile body: only its induction variable (not the carried values).
+            None => {
+                if func.body.block(body).args.contains(&v) && v != tile_iv {
+                    return;
+                }
+            }
+        }
+    }
+    let order: Vec<OpId> = func.body.block(body).ops.iter().copied().filter(|o| slice.contains(o)).collect();
+    let emit_for = |func: &mut Func, e: &Emitter, tile: Value| {
+        let valid = e.cmp(func, CmpPredicate::Lt, tile, header.upper);
+        let mut map = HashMap::from([(tile_iv, tile)]);
+        for &o in &order {
+            e.clone_op(func, o, &mut map);
+        }
+        for &o in prologue {
+            let issue = match AnyOp::from_op(func.body.op(o)) {
+                Some(AnyOp::TmaAsyncLoad(load)) => load.predicate,
+                Some(AnyOp::MBarrierArriveExpectTx(arrive)) => arrive.predicate,
+                _ => None,
+            };
+            let guarded = match issue {
+                Some(p) => {
+                    let p = *map.get(&p).unwrap_or(&p);
+                    Some(e.and(func, p, valid))
+                }
+                None if matches!(func.body.op(o).kind, OpKind::TmaAsyncLoad | OpKind::MBarrierArriveExpectTx) => Some(valid),
+                None => None,
+            };
+            let id = e.clone_op(func, o, &mut map);
+            if let Some(g) = guarded {
+                let clone = func.body.op_mut(id);
+                match AnyOp::from_op(clone) {
+                    Some(AnyOp::TmaAsyncLoad(load)) => clone.set_from(typed::TmaAsyncLoad { predicate: Some(g), ..load }),
+                    Some(AnyOp::MBarrierArriveExpectTx(arrive)) => clone.set_from(typed::MBarrierArriveExpectTx { predicate: Some(g), ..arrive }),
+                    _ => false,
+                };
+            }
+        }
+    };
+    // The first tile's, before the loop.
+    let before = Emitter::before(outer, span);
+    emit_for(func, &before, header.lower);
+    // The next tile's, once every warpgroup has retired this tile's wgmmas.
+    at.emit(func, OpSpec::new(OpKind::Barrier));
+    let next = at.binary(func, BinaryArith::Add, tile_iv, header.step);
+    emit_for(func, at, next);
+    for &o in prologue.iter().rev() {
+        func.body.erase(o);
+    }
+    // The barrier that ends each tile (the persistent-grid pass's) orders this tile's reads of shared memory before
+    // the next tile's writes; with the ring's the only shared tiles, the barrier above does that already.
+    let mut other_shared = false;
+    func.body.walk(func.entry, &mut |o| {
+        let op = func.body.op(o);
+        other_shared |= op.kind == OpKind::AllocShared && !op.results.iter().all(|r| ring_tiles.contains(r));
+    });
+    let ops = &func.body.block(body).ops;
+    if let (false, [.., barrier, _yield]) = (other_shared, ops.as_slice()) {
+        if func.body.op(*barrier).kind == OpKind::Barrier {
+            func.body.erase(*barrier);
+        }
+    }
+}
+
+/// Bit `stage` of the fill parities `bits`: `(bits / 2^stage) % 2`.
+fn stage_bit(func: &mut Func, at: &Emitter, bits: Value, stage: usize) -> Value {
+    let weight = at.constant(func, 1 << stage);
+    let two = at.constant(func, 2);
+    let shifted = at.binary(func, BinaryArith::Div, bits, weight);
+    at.binary(func, BinaryArith::Rem, shifted, two)
+}
+
+/// The loop directly around the k-loop `l` when it is nested in one: `Ok(None)` at the top level, an error when
+/// the k-loop sits in another op, or in more than one loop (the ring's phases are carried one level).
+fn enclosing_loop(func: &Func, l: OpId) -> Result<Option<OpId>, String> {
+    let mut parents = Vec::new();
+    let mut block = func.body.op(l).parent;
+    while let Some(b) = block {
+        let Some(p) = func.body.block(b).parent_op else { break };
+        parents.push(p);
+        block = func.body.op(p).parent;
+    }
+    match parents[..] {
+        [] => Ok(None),
+        [p] if func.body.op(p).kind == OpKind::For => Ok(Some(p)),
+        [p] => Err(format!("the loop is inside '{}'", func.body.op(p).kind.name())),
+        _ => Err("the loop is nested more than one level deep (the ring's mbarrier phases are carried through one enclosing loop)".into()),
+    }
+}
+
+/// Rebuilds loop `l` with one more loop-carried value, `init` on entry and unchanged by the body (the caller
+/// rewrites the yield's last operand); returns the body's argument for it and the new loop.
+// Invariant: `l` is a placed `tile.for` whose body ends in its yield.
+#[allow(clippy::expect_used)]
+fn add_loop_carried(func: &mut Func, l: OpId, init: Value, name: &str) -> (Value, OpId) {
+    let op = func.body.op(l).clone();
+    let header = op.view::<typed::For>().expect("a loop");
+    let block = op.regions[0];
+    let ty = func.body.ty(init).clone();
+    let arg = func.body.add_block_arg(block, ty.clone(), Some(name.to_string()), op.span);
+    let y = *func.body.block(block).ops.last().expect("a yield");
+    let mut values = func.body.op(y).view::<typed::Yield>().expect("a yield").values;
+    values.push(arg);
+    func.body.op_mut(y).set_from(typed::Yield { values });
+    let mut inits = header.inits.clone();
+    inits.push(init);
+    let mut spec = typed::For { inits, ..header }.into_spec().region(block).span(op.span);
+    spec.result_types = op.results.iter().map(|&r| func.body.ty(r).clone()).chain([ty]).collect();
+    spec.attrs = op.attrs.clone();
+    let new = func.body.create_op(spec);
+    func.body.insert_before(l, new);
+    let results = func.body.op(new).results.clone();
+    replace_loop_results(func, &op.results, &results[..op.results.len()]);
+    func.body.op_mut(l).regions.clear();
+    func.body.erase(l);
+    (arg, new)
+}
+
 /// The suspend-time hint of the ring's mbarrier waits, in ns (the lowering's).
 const WAIT_TICKS: i64 = 1_000_000;
 
@@ -1262,7 +1476,16 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let mbarriers = plan.mbarrier.as_ref().map(|m| mbarrier_group(func, m, s));
     // Register fragments loaded ahead are an mma.sync schedule; a wgmma body keeps a group in flight instead.
     let carry = if frag.is_none() { wgmma_in_flight::plan(func, plan) } else { None };
-    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag, lb, mbarriers, carry };
+    // A ring nested in a loop continues its mbarrier phases through it (`pipeline_func` checked the nesting).
+    let outer = match (&mbarriers, enclosing_loop(func, l)) {
+        (Some(_), Ok(Some(outer))) => {
+            let none = Emitter::before(outer, span).constant(func, 0);
+            Some(add_loop_carried(func, outer, none, "ring_phases"))
+        }
+        _ => None,
+    };
+    let phase_bits = outer.map(|(bits, _)| bits);
+    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag, lb, mbarriers, carry, phase_bits };
 
     // 2. Trip counts: T iterations, the unrolled loop runs T - T % S of them.
     let span_v = pro.binary(func, BinaryArith::Sub, ub, lb);
@@ -1278,11 +1501,16 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let big_step = pro.binary(func, BinaryArith::Mul, step, s_v);
 
     // 3. Prologue: iterations 0 .. S-1 into stages 0 .. S-1.
+    let tile_body = func.body.op(l).parent;
+    let before_prologue: HashSet<OpId> = tile_body.map(|b| func.body.block(b).ops.iter().copied().collect()).unwrap_or_default();
     for st in 0..s - 1 {
         let k = pro.add_steps(func, lb, st, step);
         let mut map = HashMap::new();
         ring.copies(func, &pro, k, st as usize, &mut map);
     }
+    let prologue: Vec<OpId> = tile_body
+        .map(|b| func.body.block(b).ops.iter().copied().filter(|o| !before_prologue.contains(o) && *o != l).collect())
+        .unwrap_or_default();
     // With fragments loaded ahead: the first iteration's, once its stage has landed.
     let mut frags: Vec<Value> = Vec::new();
     if let Some(fp) = &ring.frag {
@@ -1323,7 +1551,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let yielded: Vec<Value> = carried.iter().chain(&fr).copied().collect();
     inner.emit(func, typed::Yield { values: yielded }.into_spec());
     let inits: Vec<Value> = inits.iter().chain(&frags).copied().collect();
-    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None }.into_spec().region(main_block).span(span);
+    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None, hoist: None }.into_spec().region(main_block).span(span);
     spec.result_types = all_tys.clone();
     spec.attrs = lop.attrs.clone();
     let main_loop = pro.emit(func, spec);
@@ -1341,7 +1569,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         let (next, next_fr) = ring.step(func, &e, k, j as usize, &args[..n_carried], &args[n_carried..]);
         let yielded: Vec<Value> = next.iter().chain(&next_fr).copied().collect();
         e.emit(func, typed::Yield { values: yielded }.into_spec());
-        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results, pipeline_stages: None }.into_spec().region(block).span(span);
+        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results, pipeline_stages: None, hoist: None }.into_spec().region(block).span(span);
         spec.result_types = all_tys.clone();
         let id = pro.emit(func, spec);
         results = func.body.op(id).results.clone();
@@ -1353,6 +1581,37 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     // The last wgmma group retires; the accumulators are regrouped into the loop's fragments.
     if let Some(carry) = &ring.carry {
         carry.retire_after_loop(func, &pro, plan, &mut results);
+    }
+    // Nested: stage `s` was filled `(T + S - 1 - s) / S` times in this run of the loop (iteration `j` fills
+    // stage `j % S`, for every `j < T`); the enclosing loop carries the parities on.
+    if let (Some((bits, outer)), Some(_)) = (outer, &ring.mbarriers) {
+        let two = pro.constant(func, 2);
+        let mut next = zero;
+        for st in 0..s {
+            let bit = stage_bit(func, &pro, bits, st as usize);
+            let extra = pro.constant(func, s - 1 - st);
+            let padded = pro.binary(func, BinaryArith::Add, trips, extra);
+            let fills = pro.binary(func, BinaryArith::Div, padded, s_v);
+            let sum = pro.binary(func, BinaryArith::Add, bit, fills);
+            let parity = pro.binary(func, BinaryArith::Rem, sum, two);
+            let weight = pro.constant(func, 1 << st);
+            let weighted = pro.binary(func, BinaryArith::Mul, parity, weight);
+            next = pro.binary(func, BinaryArith::Add, next, weighted);
+        }
+        let outer_body = func.body.op(outer).regions[0];
+        if let Some(&y) = func.body.block(outer_body).ops.last() {
+            if let Some(mut view) = func.body.op(y).view::<typed::Yield>() {
+                if let Some(last) = view.values.last_mut() {
+                    *last = next;
+                }
+                func.body.op_mut(y).set_from(view);
+            }
+        }
+        // The persistent tile loop: the next tile's prologue right here, before this tile's epilogue.
+        if !plan.has_async_wait {
+            let ring_tiles: HashSet<Value> = ring.allocs.values().flatten().copied().collect();
+            prologue_ahead(func, outer, &prologue, &ring_tiles, &pro, span);
+        }
     }
 
     replace_loop_results(func, &lop.results, &results);

@@ -94,7 +94,7 @@ fn when_spec(func: &mut Func, at: &Emitter, cond: Value, build: impl FnOnce(&mut
     let e = Emitter::at_end(block, at.span);
     build(func, &e);
     e.emit(func, typed::Yield { values: Vec::new() }.into_spec());
-    typed::For { lower: zero, upper: trips, step: one, inits: Vec::new(), pipeline_stages: None }.into_spec().region(block).span(at.span)
+    typed::For { lower: zero, upper: trips, step: one, inits: Vec::new(), pipeline_stages: None, hoist: None }.into_spec().region(block).span(at.span)
 }
 
 /// `(k - lb) / step`, the k-step number of `k`, and its ring round's parity bit `(j / S) % 2` as an `index`.
@@ -178,7 +178,7 @@ pub(super) fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, carry: WgmmaC
     let allocs = stage_allocs(func, plan, s);
     let zero = pro.constant(func, 0);
     let one = pro.constant(func, 1);
-    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag: None, lb, mbarriers: Some(full.clone()), carry: None };
+    let ring = Ring { plan, stages: s, iv, ub, step, zero, allocs, frag: None, lb, mbarriers: Some(full.clone()), carry: None, phase_bits: None };
 
     // Trip counts, as the ring: T k-steps, the unrolled loops run T - T % S of them.
     let span_v = pro.binary(func, BinaryArith::Sub, ub, lb);
@@ -263,7 +263,7 @@ pub(super) fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, carry: WgmmaC
             producer_step(func, &inner, k, j as usize);
         }
         inner.emit(func, typed::Yield { values: Vec::new() }.into_spec());
-        at.emit(func, typed::For { lower: lb, upper: main_end, step: big_step, inits: Vec::new(), pipeline_stages: None }.into_spec().region(block).span(span));
+        at.emit(func, typed::For { lower: lb, upper: main_end, step: big_step, inits: Vec::new(), pipeline_stages: None, hoist: None }.into_spec().region(block).span(span));
         for j in 0..s - 1 {
             let k = at.add_steps(func, main_end, j, step);
             let live = at.cmp(func, CmpPredicate::Lt, k, ub);
@@ -343,7 +343,7 @@ pub(super) fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, carry: WgmmaC
         carried = consumer_step(func, &inner, k, j as usize, &carried);
     }
     inner.emit(func, typed::Yield { values: carried }.into_spec());
-    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None }.into_spec().region(main_block).span(span);
+    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None, hoist: None }.into_spec().region(main_block).span(span);
     spec.result_types = carried_tys.clone();
     let main_loop = cons.emit(func, spec);
     let mut results = func.body.op(main_loop).results.clone();
@@ -357,7 +357,7 @@ pub(super) fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, carry: WgmmaC
         let e = Emitter::at_end(block, span);
         let next = consumer_step(func, &e, k, j as usize, &bargs);
         e.emit(func, typed::Yield { values: next }.into_spec());
-        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results, pipeline_stages: None }.into_spec().region(block).span(span);
+        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results, pipeline_stages: None, hoist: None }.into_spec().region(block).span(span);
         spec.result_types = carried_tys.clone();
         let id = cons.emit(func, spec);
         results = func.body.op(id).results.clone();
@@ -375,7 +375,7 @@ pub(super) fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, carry: WgmmaC
     }
     cons.emit(func, typed::Yield { values: Vec::new() }.into_spec());
     let ctrips = pro.select(func, is_consumer, one, zero);
-    let spec = typed::For { lower: zero, upper: ctrips, step: one, inits: Vec::new(), pipeline_stages: None }.into_spec().region(consumer_block).span(span);
+    let spec = typed::For { lower: zero, upper: ctrips, step: one, inits: Vec::new(), pipeline_stages: None, hoist: None }.into_spec().region(consumer_block).span(span);
     pro.emit(func, spec);
     pro.emit(func, producer);
 

@@ -114,13 +114,14 @@ fn compile(setup: &Setup<'_>, func: &Func, name: &str, attrs: &BTreeMap<String, 
             spill_bytes = Some(r.spill_stores + r.spill_loads);
         }
     }
-    let params = abi_params(&f, &kernel, &values, &arg_names(&f), Some(args.seed)).map_err(|e| skip(e.render(false)))?;
+    let params = abi_params(&f, &kernel, &values, &arg_names(&f), Some(args.seed), launch.grid).map_err(|e| skip(e.render(false)))?;
     let shared_bytes = u32::try_from(kernel.dynamic_shared_bytes).map_err(|_| skip(format!("{} bytes of shared memory", kernel.dynamic_shared_bytes)))?;
     let bundle = Bundle {
         ptx: "kernel.ptx".into(),
         kernel: kernel.name.clone(),
         grid: launch.grid,
         block: kernel.block,
+        persistent: kernel.persistent,
         shared_bytes,
         repeat: args.repeat,
         warmup: args.warmup,

@@ -9,6 +9,10 @@
 //!   exit:   the loop's results are the header's phis
 //! ```
 //! Steps are positive (the interpreter and simulator reject others), so `iv < ub` is the whole test.
+//!
+//! `hoist = false` puts `!llvm.loop !{self, !{"llvm.licm.disable"}}` on the back edge: LICM leaves the loop's
+//! invariant code where it is (the persistent-grid pass's tile loop, whose epilogue arithmetic would otherwise
+//! stay live in registers across the k-loop).
 
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{BasicValue, IntValue, PhiValue};
@@ -81,12 +85,39 @@ impl<'ctx> EmitLoop for FuncTranslator<'_, 'ctx> {
         for (phi, x) in lp.phis.iter().zip(&yielded) {
             phi.add_incoming(&[(x as &dyn BasicValue, latch)]);
         }
-        self.builder.build_unconditional_branch(lp.header)?;
+        let back_edge = self.builder.build_unconditional_branch(lp.header)?;
+        if op.view::<typed::For>().and_then(|f| f.hoist) == Some(false) {
+            disable_licm(self.cx, back_edge);
+        }
 
         self.builder.position_at_end(lp.exit);
         for (&result, phi) in op.results.iter().zip(&lp.phis) {
             self.set(result, phi.as_basic_value());
         }
         Ok(())
+    }
+}
+
+/// Loop metadata `!llvm.loop !0`, `!0 = !{!0, !{!"llvm.licm.disable"}}`, on the loop's back-edge branch (a loop ID
+/// is a node whose first operand is itself: made from a temporary node replaced by the node).
+fn disable_licm(cx: inkwell::context::ContextRef<'_>, back_edge: inkwell::values::InstructionValue<'_>) {
+    use inkwell::context::AsContextRef;
+    use inkwell::llvm_sys::core::{LLVMGetMDKindIDInContext, LLVMMDNodeInContext2, LLVMMDStringInContext2, LLVMMetadataAsValue, LLVMSetMetadata};
+    use inkwell::llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+    use inkwell::values::AsValueRef;
+    const HINT: &str = "llvm.licm.disable";
+    const KIND: &str = "llvm.loop";
+    // SAFETY: every reference comes from `cx`, which outlives this call, and from `back_edge`, an instruction of a
+    // module of `cx`; the temporary node is consumed by the replacement, as LLVM's C API requires.
+    unsafe {
+        let c = cx.as_ctx_ref();
+        let mut hint = [LLVMMDStringInContext2(c, HINT.as_ptr().cast(), HINT.len())];
+        let hint_node = LLVMMDNodeInContext2(c, hint.as_mut_ptr(), 1);
+        let temporary = LLVMTemporaryMDNode(c, std::ptr::null_mut(), 0);
+        let mut operands = [temporary, hint_node];
+        let loop_id = LLVMMDNodeInContext2(c, operands.as_mut_ptr(), 2);
+        LLVMMetadataReplaceAllUsesWith(temporary, loop_id);
+        let kind = LLVMGetMDKindIDInContext(c, KIND.as_ptr().cast(), KIND.len() as u32);
+        LLVMSetMetadata(back_edge.as_value_ref(), kind, LLVMMetadataAsValue(c, loop_id));
     }
 }

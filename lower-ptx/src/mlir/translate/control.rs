@@ -1,5 +1,6 @@
 //! `tile.for` → `scf.for` with `iter_args` (steps are positive, as the interpreter requires; `scf.for` runs
-//! while `iv < ub`, the same test as the LLVM backend's loop).
+//! while `iv < ub`, the same test as the LLVM backend's loop). `hoist = false` becomes the loop annotation
+//! `licm<disable = true>`, as the LLVM backend's `llvm.licm.disable`.
 
 use tilec_ir::body::{Operation, Value};
 use tilec_ir::ops::typed;
@@ -65,7 +66,13 @@ impl EmitLoop for FuncEmitter<'_> {
             self.line(&format!("scf.yield {} : {}", names.join(", "), tys.join(", ")));
         }
         self.pop_indent();
-        self.line("}");
+        // `hoist = false`: LLVM's loop metadata `llvm.licm.disable` on the back edge (scf-to-cf carries the
+        // loop's discardable attributes to its back edge, where `llvm.br` takes `loop_annotation` as its own).
+        if op.view::<typed::For>().and_then(|f| f.hoist) == Some(false) {
+            self.line("} {loop_annotation = #llvm.loop_annotation<licm = #llvm.loop_licm<disable = true>>}");
+        } else {
+            self.line("}");
+        }
         self.pending_copies = lp.pending;
         self.group_token = lp.group;
         let several = lp.carried_types.len() > 1;
