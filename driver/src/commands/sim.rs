@@ -169,7 +169,7 @@ mod tests {
 /// `tiles / 2` rounded up, then upwards, then downwards): 3 tiles → 2 blocks, 4 → 3, 6 → 4, 12 → 7.
 pub fn persistent_sim_blocks(tiles: u64) -> u32 {
     let start = tiles.div_ceil(2).max(1);
-    let found = (start..tiles).find(|p| tiles % p != 0).or_else(|| (2..start).rev().find(|p| tiles % p != 0));
+    let found = (start..tiles).find(|p| !tiles.is_multiple_of(*p)).or_else(|| (2..start).rev().find(|p| !tiles.is_multiple_of(*p)));
     u32::try_from(found.unwrap_or(start)).unwrap_or(u32::MAX)
 }
 
