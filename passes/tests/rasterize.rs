@@ -77,9 +77,13 @@ fn without_the_attribute_nothing_changes() {
 
 #[test]
 fn a_bad_group_is_a_diagnostic() {
+    // The attribute out of range: the verifier refuses it at the attribute, before any pass runs.
     let mut m = tilec_ir::parse_module(&kernel(", raster_group = 0")).unwrap();
     let registry = PassRegistry::with_builtin();
     let pm = PassManager::from_pipeline(&registry, "rasterize").unwrap();
     let err = pm.run(&mut m, &mut PassContext::new(Target::Sm90)).unwrap_err();
-    assert!(format!("{:?}", err.diagnostics).contains("group must be 1..=65535"), "{:?}", err.diagnostics);
+    assert!(format!("{:?}", err.diagnostics).contains("'raster_group' must be in 1..=65535"), "{:?}", err.diagnostics);
+    // The pass option out of range: the pass's own diagnostic.
+    let err = PassManager::from_pipeline(&registry, "rasterize{group=0}").map(|_| ()).unwrap_err();
+    assert!(format!("{err:?}").contains("group must be 1..=65535"), "{err:?}");
 }
