@@ -685,15 +685,7 @@ fn emit_op<E: Emitter>(e: &mut E, kernel: &Kernel<'_>, id: OpId, op: &Operation,
         | AnyOp::Rem(typed::Rem { lhs, rhs })
         | AnyOp::Min(typed::Min { lhs, rhs })
         | AnyOp::Max(typed::Max { lhs, rhs }) => e.binary(op, lhs, rhs),
-        view @ (AnyOp::Neg(_)
-        | AnyOp::Abs(_)
-        | AnyOp::Exp(_)
-        | AnyOp::Exp2(_)
-        | AnyOp::Log(_)
-        | AnyOp::Sqrt(_)
-        | AnyOp::Rsqrt(_)
-        | AnyOp::Tanh(_)
-        | AnyOp::Sigmoid(_)) => {
+        view @ (tilec_ir::unary_math_view!()) => {
             let (f, source) = UnaryMath::of_view(&view).ok_or_else(|| internal("a unary op's view"))?;
             e.unary(op, f, source)
         }

@@ -372,15 +372,7 @@ impl<'f, 'a> Machine<'f, 'a> {
             | AnyOp::Rem(typed::Rem { lhs, rhs })
             | AnyOp::Min(typed::Min { lhs, rhs })
             | AnyOp::Max(typed::Max { lhs, rhs }) => self.exec_binary(op, lhs, rhs)?,
-            view @ (AnyOp::Neg(_)
-            | AnyOp::Abs(_)
-            | AnyOp::Exp(_)
-            | AnyOp::Exp2(_)
-            | AnyOp::Log(_)
-            | AnyOp::Sqrt(_)
-            | AnyOp::Rsqrt(_)
-            | AnyOp::Tanh(_)
-            | AnyOp::Sigmoid(_)) => {
+            view @ (crate::unary_math_view!()) => {
                 let Some((f, source)) = UnaryMath::of_view(&view) else { return Err(malformed(op, "not a unary op")) };
                 let (r, ty) = self.result(op)?;
                 let elem = ty.element_type();

@@ -7,6 +7,23 @@ use crate::body::{OpSpec, Operation, Value};
 use crate::ops::typed::{self, AnyOp};
 use crate::ops::{OpKind, TypedOp};
 
+/// The pattern matching the typed view (`AnyOp`) of every unary op: `view @ unary_math_view!() => ..` then
+/// [`UnaryMath::of_view`], so the list of unary ops is written here alone and matches stay exhaustive.
+#[macro_export]
+macro_rules! unary_math_view {
+    () => {
+        $crate::ops::typed::AnyOp::Neg(_)
+            | $crate::ops::typed::AnyOp::Abs(_)
+            | $crate::ops::typed::AnyOp::Exp(_)
+            | $crate::ops::typed::AnyOp::Exp2(_)
+            | $crate::ops::typed::AnyOp::Log(_)
+            | $crate::ops::typed::AnyOp::Sqrt(_)
+            | $crate::ops::typed::AnyOp::Rsqrt(_)
+            | $crate::ops::typed::AnyOp::Tanh(_)
+            | $crate::ops::typed::AnyOp::Sigmoid(_)
+    };
+}
+
 /// One of the elementwise unary ops, with its attributes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnaryMath {

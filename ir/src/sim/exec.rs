@@ -649,15 +649,7 @@ impl Warp {
                     self.set(op.results[0], lane, v);
                 }
             }
-            view @ (AnyOp::Neg(_)
-            | AnyOp::Abs(_)
-            | AnyOp::Exp(_)
-            | AnyOp::Exp2(_)
-            | AnyOp::Log(_)
-            | AnyOp::Sqrt(_)
-            | AnyOp::Rsqrt(_)
-            | AnyOp::Tanh(_)
-            | AnyOp::Sigmoid(_)) => {
+            view @ (crate::unary_math_view!()) => {
                 let Some((unary, src)) = UnaryMath::of_view(&view) else { return Err(malformed(op)) };
                 // The interpreter's element function: the simulator checks the lowering, not the GPU's
                 // approximations (their tolerances are stated in docs/math.md).

@@ -26,15 +26,7 @@ pub(super) fn verify(v: &mut Verifier<'_>, op: &Operation, typed: AnyOp, parent:
         | AnyOp::Rem(typed::Rem { lhs, rhs })
         | AnyOp::Min(typed::Min { lhs, rhs })
         | AnyOp::Max(typed::Max { lhs, rhs }) => binary(v, op, lhs, rhs),
-        view @ (AnyOp::Neg(_)
-        | AnyOp::Abs(_)
-        | AnyOp::Exp(_)
-        | AnyOp::Exp2(_)
-        | AnyOp::Log(_)
-        | AnyOp::Sqrt(_)
-        | AnyOp::Rsqrt(_)
-        | AnyOp::Tanh(_)
-        | AnyOp::Sigmoid(_)) => {
+        view @ (crate::unary_math_view!()) => {
             if let Some((f, source)) = UnaryMath::of_view(&view) {
                 unary(v, op, f, source)
             }

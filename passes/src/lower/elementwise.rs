@@ -87,15 +87,7 @@ impl<'f> Lowering<'f> {
                 }
             }
             Some(
-                view @ (AnyOp::Neg(_)
-                | AnyOp::Abs(_)
-                | AnyOp::Exp(_)
-                | AnyOp::Exp2(_)
-                | AnyOp::Log(_)
-                | AnyOp::Sqrt(_)
-                | AnyOp::Rsqrt(_)
-                | AnyOp::Tanh(_)
-                | AnyOp::Sigmoid(_)),
+                view @ (tilec_ir::unary_math_view!()),
             ) => {
                 let Some((f, source)) = UnaryMath::of_view(&view) else { return Ok(false) };
                 for x in self.frags(source)? {
