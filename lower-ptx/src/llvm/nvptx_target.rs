@@ -95,6 +95,29 @@ pub const TILEC_PIPELINE: &str = concat!(
     "verify",
 );
 
+/// Marks every parameter of every function defined in the module `noundef`, after the IR pipeline and before
+/// code generation.
+///
+/// True of a kernel: the host passes each parameter as defined bytes (pointers, extents, scalars, tensor maps),
+/// never undef or poison. It matters to NVPTX's straight-line strength reduction (SLSR), which for each basis
+/// it may reuse asks ScalarEvolution whether that basis can be more poisonous than the expression it stands
+/// for (`ScalarEvolution::canReuseInstruction` → `isGuaranteedNotToBePoison`): each operand not known to be
+/// defined costs a walk up the whole dominator chain, which is hundreds of blocks deep in the epilogue of a
+/// GEMM (one `if` per masked store). With the extents and the output pointer known defined, `gemm.tir`'s
+/// cold compile executes ≈ 0.19 G fewer instructions (of 1.84 G), with byte-identical PTX.
+///
+/// Only after the pipeline: given to the IR pipeline, the same fact lets InstCombine rewrite the epilogue's
+/// mask logic (`select` into `xor`/`not`), which changes the PTX and the machine code.
+fn mark_parameters_noundef(module: &Module<'_>) {
+    let context = module.get_context();
+    let noundef = context.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id("noundef"), 0);
+    for function in module.get_functions().filter(|f| f.count_basic_blocks() > 0) {
+        for i in 0..function.count_params() {
+            function.add_attribute(inkwell::attributes::AttributeLoc::Param(i), noundef);
+        }
+    }
+}
+
 /// An LLVM NVPTX target machine for one [`Target`] and [`OptLevel`].
 pub struct NvptxTargetMachine {
     machine: TargetMachine,
@@ -182,7 +205,9 @@ impl NvptxTargetMachine {
         let pipeline = self.pipeline();
         module
             .run_passes(&pipeline, &self.machine, options)
-            .map_err(|e| Error::Llvm(format!("pass pipeline {pipeline}: {e}")))
+            .map_err(|e| Error::Llvm(format!("pass pipeline {pipeline}: {e}")))?;
+        mark_parameters_noundef(module);
+        Ok(())
     }
 
     /// Emits the module as PTX text. The output depends only on the module's contents (not on its name,
