@@ -1,0 +1,307 @@
+//! Per-thread vectors as their lanes.
+//!
+//! An nvgpu `vector<…>` is, in this backend, the list of its lanes in row-major order ([`Lanes`]). A lane is
+//! a scalar LLVM value, or a part of an LLVM value that holds several lanes: a register an intrinsic returned
+//! (an `ldmatrix` `i32` word of two f16, an `mma.sync` `<2 x half>`) or a whole LLVM vector (a load, an
+//! elementwise op's result). Taking lanes apart (`nvgpu.extract`, an `mma.sync` operand, regrouping with
+//! `nvgpu.insert`) emits nothing; an LLVM value of some shape is made only where an instruction reads one
+//! ([`FuncTranslator::gather`]: an intrinsic's register, a store's or an elementwise op's vector, a loop's
+//! `phi`), and when the lanes it needs are exactly one value's, that value is used as it is (bit-cast at
+//! most). So the `mma.sync` chain through an accumulator, the `ldmatrix` registers an `mma.sync` reads and the
+//! fragments `nvgpu.extract`/`insert` regroup pass registers along, with none of the `insertelement`,
+//! `extractelement` and `shufflevector` that LLVM would otherwise have to fold away again.
+//!
+//! A loop carries a vector as its registers ([`carried_registers`]): one `i32` `phi` per word of 8- or
+//! 16-bit lanes, one `phi` per lane of wider ones.
+//!
+//! Values made for an instruction (bit casts, gathered registers, extracted lanes) are reused within their
+//! block, where they dominate every later use.
+
+use std::collections::HashMap;
+
+use inkwell::basic_block::BasicBlock;
+use inkwell::types::{AsTypeRef, BasicTypeEnum, VectorType};
+use inkwell::values::{BasicValue, BasicValueEnum, VectorValue};
+
+use tilec_ir::body::{Operation, Value};
+
+use super::func::FuncTranslator;
+use super::Result;
+use crate::llvm::FragmentRegister;
+
+/// One lane of a per-thread vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Lane<'ctx> {
+    /// A scalar LLVM value of the lane's type.
+    Scalar(BasicValueEnum<'ctx>),
+    /// Lane `index` of `of`, an LLVM value that holds several lanes of type `elem` (the raw type of `elem`
+    /// is its LLVM type reference, so the lane can be a hash key).
+    Part { of: BasicValueEnum<'ctx>, index: u32, elem: TypeKey },
+}
+
+/// An LLVM type as a hash key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct TypeKey(usize);
+
+impl TypeKey {
+    fn of(ty: BasicTypeEnum<'_>) -> TypeKey {
+        TypeKey(ty.as_type_ref() as usize)
+    }
+}
+
+/// A per-thread vector: its lanes and the flat LLVM vector type they make (`<N*M x T>`).
+#[derive(Clone, Debug)]
+pub(super) struct Lanes<'ctx> {
+    pub ty: VectorType<'ctx>,
+    pub lanes: Vec<Lane<'ctx>>,
+}
+
+impl<'ctx> Lanes<'ctx> {
+    /// The lanes of the LLVM vector `v`.
+    pub fn of_vector(v: VectorValue<'ctx>) -> Lanes<'ctx> {
+        let ty = v.get_type();
+        let elem = TypeKey::of(ty.get_element_type());
+        let of = v.as_basic_value_enum();
+        Lanes { ty, lanes: (0..ty.get_size()).map(|index| Lane::Part { of, index, elem }).collect() }
+    }
+
+    /// The lanes of the vector type `ty` held by `registers` in order, each of as many lanes as its bits hold
+    /// (a register of the element type is one lane).
+    pub fn of_registers(ty: VectorType<'ctx>, registers: &[BasicValueEnum<'ctx>]) -> Lanes<'ctx> {
+        let elem_ty = ty.get_element_type();
+        let elem = TypeKey::of(elem_ty);
+        let mut lanes = Vec::with_capacity(ty.get_size() as usize);
+        for &r in registers {
+            if r.get_type() == elem_ty {
+                lanes.push(Lane::Scalar(r));
+            } else {
+                let count = bits(r.get_type()) / bits(elem_ty).max(1);
+                lanes.extend((0..count).map(|index| Lane::Part { of: r, index, elem }));
+            }
+        }
+        Lanes { ty, lanes }
+    }
+
+    /// The element type.
+    pub fn elem(&self) -> BasicTypeEnum<'ctx> {
+        self.ty.get_element_type()
+    }
+}
+
+/// The LLVM value of an IR register value.
+#[derive(Clone, Debug)]
+pub(super) enum Lowered<'ctx> {
+    /// A scalar (an `nvgpu.extract` result stays the lane it took).
+    Scalar(Lane<'ctx>),
+    /// A per-thread vector.
+    Vector(Lanes<'ctx>),
+}
+
+impl<'ctx> From<BasicValueEnum<'ctx>> for Lowered<'ctx> {
+    /// A scalar, or an LLVM vector's lanes.
+    fn from(x: BasicValueEnum<'ctx>) -> Self {
+        match x {
+            BasicValueEnum::VectorValue(v) => Lowered::Vector(Lanes::of_vector(v)),
+            x => Lowered::Scalar(Lane::Scalar(x)),
+        }
+    }
+}
+
+/// The registers a loop carries a vector of type `ty` in: their type and how many lanes each holds (an `i32`
+/// word of 8- or 16-bit lanes, else one lane each).
+pub(super) fn carried_registers<'ctx>(ty: VectorType<'ctx>) -> (BasicTypeEnum<'ctx>, u32) {
+    let elem = ty.get_element_type();
+    let cx = ty.get_context();
+    let b = bits(elem);
+    let total = ty.get_size() * b;
+    if matches!(b, 8 | 16) && total.is_multiple_of(32) {
+        (cx.i32_type().into(), 32 / b)
+    } else {
+        (elem, 1)
+    }
+}
+
+/// The bits of an integer, float or vector type (0 for others).
+pub(super) fn bits(ty: BasicTypeEnum<'_>) -> u32 {
+    match ty {
+        BasicTypeEnum::IntType(i) => i.get_bit_width(),
+        BasicTypeEnum::FloatType(f) => {
+            let cx = f.get_context();
+            if f == cx.f64_type() {
+                64
+            } else if f == cx.f32_type() {
+                32
+            } else {
+                16
+            }
+        }
+        BasicTypeEnum::VectorType(v) => v.get_size() * bits(v.get_element_type()),
+        _ => 0,
+    }
+}
+
+/// The values made for instructions, by block (see the module doc).
+#[derive(Default)]
+pub(super) struct Made<'ctx> {
+    /// `(value, type, block)` → the value bit-cast to the type.
+    views: HashMap<(BasicValueEnum<'ctx>, TypeKey, BasicBlock<'ctx>), BasicValueEnum<'ctx>>,
+    /// `(lanes, type, block)` → the value of that type the lanes make.
+    gathered: HashMap<(Vec<Lane<'ctx>>, TypeKey, BasicBlock<'ctx>), BasicValueEnum<'ctx>>,
+}
+
+impl<'ctx> FuncTranslator<'_, 'ctx> {
+    /// The lanes of the vector operand `v` of `op`.
+    pub(super) fn lanes(&self, op: &Operation, v: Value) -> Result<Lanes<'ctx>> {
+        match self.lowered(op, v)? {
+            Lowered::Vector(lanes) => Ok(lanes),
+            Lowered::Scalar(_) => Err(self.kernel.unsupported(op, "an operand must be a vector")),
+        }
+    }
+
+    /// The lanes of `lanes` as `count` registers of kind `register` (an `mma.sync`'s or `stmatrix`'s operand).
+    pub(super) fn fragment_registers(
+        &self,
+        op: &Operation,
+        lanes: &Lanes<'ctx>,
+        register: FragmentRegister,
+        count: u32,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let elem = lanes.elem();
+        let register_ty = register.llvm_type(self.cx);
+        let per = bits(register_ty) / bits(elem).max(1);
+        let fits = match register {
+            FragmentRegister::F16x2 => elem == self.cx.f16_type().into(),
+            FragmentRegister::F32 => elem == self.cx.f32_type().into(),
+            FragmentRegister::I32 => bits(elem) > 0,
+        } && per > 0
+            && lanes.lanes.len() as u32 == per * count;
+        if !fits {
+            return Err(self.kernel.unsupported(
+                op,
+                format!("a fragment of type {} does not fill {count} {register:?} registers", lanes.ty.print_to_string()),
+            ));
+        }
+        lanes.lanes.chunks(per as usize).map(|chunk| self.gather(elem, chunk, register_ty)).collect()
+    }
+
+    /// The scalar LLVM value of `lane` (of type `elem`).
+    pub(super) fn lane_value(&self, elem: BasicTypeEnum<'ctx>, lane: Lane<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        match lane {
+            Lane::Scalar(x) => Ok(x),
+            Lane::Part { .. } => self.gather(elem, &[lane], elem),
+        }
+    }
+
+    /// The LLVM value of type `ty` that `lanes` (of type `elem`) make, in order: the value they are the parts
+    /// of where they are all of one (bit-cast to `ty` if need be), else built from the lanes.
+    pub(super) fn gather(&self, elem: BasicTypeEnum<'ctx>, lanes: &[Lane<'ctx>], ty: BasicTypeEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        if let [Lane::Scalar(x)] = lanes {
+            if x.get_type() == ty {
+                return Ok(*x);
+            }
+        }
+        let block = self.block()?;
+        let key = (lanes.to_vec(), TypeKey::of(ty), block);
+        if let Some(x) = self.made.borrow().gathered.get(&key) {
+            return Ok(*x);
+        }
+        let x = self.gather_new(elem, lanes, ty)?;
+        self.made.borrow_mut().gathered.insert(key, x);
+        Ok(x)
+    }
+
+    fn gather_new(&self, elem: BasicTypeEnum<'ctx>, lanes: &[Lane<'ctx>], ty: BasicTypeEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        let i32_ty = self.cx.i32_type();
+        let n = lanes.len() as u32;
+        if let Some((of, first)) = one_source(lanes) {
+            let of_ty = of.get_type();
+            let of_vector = match of_ty {
+                BasicTypeEnum::VectorType(v) if v.get_element_type() == elem => Some(v),
+                _ => None,
+            };
+            let held = match of_vector {
+                Some(v) => v.get_size(),
+                None => bits(of_ty) / bits(elem).max(1),
+            };
+            if first == 0 && n == held && bits(ty) == bits(of_ty) {
+                return self.view(of, ty);
+            }
+            match (of_vector, ty) {
+                // One lane of a register: its view as a vector of lanes, then the element.
+                (None, _) if n == 1 && ty == elem && held > 0 => {
+                    let lanes_ty = vector_of(elem, held)?;
+                    let view = self.view(of, lanes_ty.into())?.into_vector_value();
+                    return Ok(b.build_extract_element(view, i32_ty.const_int(u64::from(first), false), "")?);
+                }
+                (Some(_), _) if n == 1 && ty == elem => {
+                    return Ok(b.build_extract_element(of.into_vector_value(), i32_ty.const_int(u64::from(first), false), "")?);
+                }
+                // A run of a vector's lanes as a shorter vector: a shuffle.
+                (Some(_), BasicTypeEnum::VectorType(t)) if t.get_element_type() == elem && t.get_size() == n => {
+                    let mask: Vec<_> = (first..first + n).map(|i| i32_ty.const_int(u64::from(i), false)).collect();
+                    let mask = VectorType::const_vector(&mask);
+                    let poison = of_ty.into_vector_type().get_poison();
+                    return Ok(b.build_shuffle_vector(of.into_vector_value(), poison, mask, "")?.into());
+                }
+                // A 32-bit word of a vector's lanes: the vector as words, then the word.
+                (Some(_), BasicTypeEnum::IntType(t))
+                    if t.get_bit_width() == 32 && n * bits(elem) == 32 && (first * bits(elem)).is_multiple_of(32) && bits(of_ty).is_multiple_of(32) =>
+                {
+                    let words = self.view(of, i32_ty.vec_type(bits(of_ty) / 32).into())?.into_vector_value();
+                    let index = i32_ty.const_int(u64::from(first * bits(elem) / 32), false);
+                    return Ok(b.build_extract_element(words, index, "")?);
+                }
+                _ => {}
+            }
+        }
+        // Any other lanes: inserted one by one into a vector of the lanes' type, bit-cast to `ty`.
+        let vector_ty = vector_of(elem, n)?;
+        let mut v = vector_ty.get_poison();
+        for (i, &lane) in lanes.iter().enumerate() {
+            let x = self.lane_value(elem, lane)?;
+            v = b.build_insert_element(v, x, i32_ty.const_int(i as u64, false), "")?;
+        }
+        self.view(v.into(), ty)
+    }
+
+    /// `x` bit-cast to `ty` (`x` itself if it has that type).
+    pub(super) fn view(&self, x: BasicValueEnum<'ctx>, ty: BasicTypeEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        if x.get_type() == ty {
+            return Ok(x);
+        }
+        let key = (x, TypeKey::of(ty), self.block()?);
+        if let Some(view) = self.made.borrow().views.get(&key) {
+            return Ok(*view);
+        }
+        let view = self.builder.build_bit_cast(x, ty, "")?;
+        self.made.borrow_mut().views.insert(key, view);
+        Ok(view)
+    }
+
+    /// The block the builder is in.
+    fn block(&self) -> Result<BasicBlock<'ctx>> {
+        self.builder.get_insert_block().ok_or_else(|| super::internal("an insertion block"))
+    }
+}
+
+/// The value all of `lanes` are consecutive parts of, and the first one's index.
+fn one_source<'ctx>(lanes: &[Lane<'ctx>]) -> Option<(BasicValueEnum<'ctx>, u32)> {
+    let Some(Lane::Part { of, index: first, .. }) = lanes.first().copied() else {
+        return None;
+    };
+    let consecutive = lanes.iter().enumerate().all(|(i, lane)| match *lane {
+        Lane::Part { of: o, index, .. } => o == of && index == first + i as u32,
+        Lane::Scalar(_) => false,
+    });
+    consecutive.then_some((of, first))
+}
+
+/// The vector type `<n x elem>`.
+fn vector_of(elem: BasicTypeEnum<'_>, n: u32) -> Result<VectorType<'_>> {
+    match elem {
+        BasicTypeEnum::IntType(t) => Ok(t.vec_type(n)),
+        BasicTypeEnum::FloatType(t) => Ok(t.vec_type(n)),
+        _ => Err(super::internal("vector lanes are integers or floats")),
+    }
+}
