@@ -83,7 +83,7 @@ impl<'ctx> EmitLoop for FuncTranslator<'_, 'ctx> {
         self.set(iv, iv_value.into());
         for (&arg, registers) in carried.iter().zip(&phis) {
             let x = self.from_carried(op, arg, registers)?;
-            self.bind(arg, x);
+            self.bind(arg, x)?;
         }
         Ok(Loop { header, exit, iv: iv_phi, step, phis })
     }
@@ -109,7 +109,7 @@ impl<'ctx> EmitLoop for FuncTranslator<'_, 'ctx> {
         self.builder.position_at_end(lp.exit);
         for (&result, registers) in op.results.iter().zip(&lp.phis) {
             let x = self.from_carried(op, result, registers)?;
-            self.bind(result, x);
+            self.bind(result, x)?;
         }
         Ok(())
     }

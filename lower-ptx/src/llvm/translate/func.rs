@@ -2,7 +2,7 @@
 //! and write. The walk over the ops is the spine's ([`crate::spine::emit_kernel`]).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use inkwell::attributes::AttributeLoc;
 use inkwell::builder::Builder;
@@ -14,7 +14,7 @@ use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use tilec_ir::body::{Func, Operation, Value};
 use tilec_ir::types::{MemorySpace, ScalarType, Type};
 
-use super::lanes::{Lane, Lowered, Made};
+use super::lanes::{self, Lane, Lanes, Lowered, Made};
 use super::{types, Result};
 use crate::kernel_info::AbiRole;
 use crate::llvm::{
@@ -39,6 +39,8 @@ pub(crate) struct FuncTranslator<'a, 'ctx> {
     dynamic_shared: Option<PointerValue<'ctx>>,
     /// The values made from lanes for instructions, reused within their block ([`super::lanes`]).
     pub(super) made: RefCell<Made<'ctx>>,
+    /// The values some op reads as LLVM values, made where they are defined ([`lanes::read_whole`]).
+    whole: HashSet<Value>,
     /// Each tensor map's parameter (a generic pointer to the `byval` 128 bytes), by map number.
     pub(super) tensor_maps: HashMap<usize, PointerValue<'ctx>>,
 }
@@ -59,6 +61,7 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
             memrefs: MemRefs::new(),
             dynamic_shared: None,
             made: RefCell::new(Made::default()),
+            whole: lanes::read_whole(kernel.func),
             tensor_maps: HashMap::new(),
         }
     }
@@ -106,12 +109,27 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
 
     /// Binds an IR value to an LLVM value (a vector as its lanes).
     pub(super) fn set(&mut self, v: Value, x: BasicValueEnum<'ctx>) {
-        self.bind(v, x.into());
+        // An LLVM vector is already whole.
+        self.values.insert(v, x.into());
     }
 
-    /// Binds an IR value.
-    pub(super) fn bind(&mut self, v: Value, x: Lowered<'ctx>) {
+    /// Binds an IR value (one some op reads whole as its LLVM value, made here).
+    pub(super) fn bind(&mut self, v: Value, x: Lowered<'ctx>) -> Result<()> {
+        let x = match x {
+            Lowered::Vector(l) if self.whole.contains(&v) => {
+                match self.gather(l.elem(), &l.lanes, l.ty.into())? {
+                    BasicValueEnum::VectorValue(w) => Lowered::Vector(Lanes::of_vector(w)),
+                    _ => return Err(super::internal("a vector's lanes make a vector")),
+                }
+            }
+            Lowered::Scalar(lane @ Lane::Part { .. }) if self.whole.contains(&v) => {
+                let elem = types::value_type(self.cx, self.func.body.ty(v)).ok_or_else(|| super::internal("a lane's type"))?;
+                Lowered::Scalar(Lane::Scalar(self.lane_value(elem, lane)?))
+            }
+            x => x,
+        };
         self.values.insert(v, x);
+        Ok(())
     }
 
     /// Binds the op's single result to an LLVM value (a vector as its lanes).
@@ -122,8 +140,7 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
     /// Binds the op's single result.
     pub(super) fn bind_result(&mut self, op: &Operation, x: Lowered<'ctx>) -> Result<()> {
         let r = self.kernel.result(op)?;
-        self.bind(r, x);
-        Ok(())
+        self.bind(r, x)
     }
 
     /// The LLVM type of the op's single result.

@@ -15,15 +15,20 @@
 //! 16-bit lanes, one `phi` per lane of wider ones.
 //!
 //! Values made for an instruction (bit casts, gathered registers, extracted lanes) are reused within their
-//! block, where they dominate every later use.
+//! block, where they dominate every later use. A vector that some op reads whole (a store, an elementwise op)
+//! is made into its LLVM vector where it is defined, and a lane some op reads as a scalar is taken out where
+//! `nvgpu.extract` takes it ([`read_whole`]): LLVM sees the instructions in the order of the ops, and its
+//! machine code does not depend on where a use happened to make them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use inkwell::basic_block::BasicBlock;
 use inkwell::types::{AsTypeRef, BasicTypeEnum, VectorType};
 use inkwell::values::{BasicValue, BasicValueEnum, VectorValue};
 
-use tilec_ir::body::{Operation, Value};
+use tilec_ir::body::{Func, Operation, Value};
+use tilec_ir::types::Type;
+use tilec_ir::OpKind;
 
 use super::func::FuncTranslator;
 use super::Result;
@@ -110,6 +115,9 @@ impl<'ctx> From<BasicValueEnum<'ctx>> for Lowered<'ctx> {
 /// The registers a loop carries a vector of type `ty` in: their type and how many lanes each holds (an `i32`
 /// word of 8- or 16-bit lanes, else one lane each).
 pub(super) fn carried_registers<'ctx>(ty: VectorType<'ctx>) -> (BasicTypeEnum<'ctx>, u32) {
+    if std::env::var_os("SV_VECPHI").is_some() {
+        return (ty.into(), ty.get_size());
+    }
     let elem = ty.get_element_type();
     let cx = ty.get_context();
     let b = bits(elem);
@@ -119,6 +127,31 @@ pub(super) fn carried_registers<'ctx>(ty: VectorType<'ctx>) -> (BasicTypeEnum<'c
     } else {
         (elem, 1)
     }
+}
+
+/// The values some op of `func` reads as an LLVM value: every vector operand except those of the ops that
+/// read lanes or registers (`nvgpu.extract`/`insert`, `mma.sync`, `stmatrix`, `warpgroup.mma`) and of the
+/// loops that carry them (`tile.for`, `tile.yield`), and every scalar operand except an inserted lane.
+pub(super) fn read_whole(func: &Func) -> HashSet<Value> {
+    let body = &func.body;
+    let mut whole = HashSet::new();
+    body.walk(func.entry, &mut |id| {
+        let op = body.op(id);
+        let vectors_by_lanes = matches!(
+            op.kind,
+            OpKind::Extract | OpKind::Insert | OpKind::MmaSync | OpKind::StMatrix | OpKind::WarpgroupMma | OpKind::For | OpKind::Yield
+        );
+        for &v in &op.operands {
+            let by_lanes = match body.ty(v) {
+                Type::Vector(_) => vectors_by_lanes,
+                _ => op.kind == OpKind::Insert,
+            };
+            if !by_lanes {
+                whole.insert(v);
+            }
+        }
+    });
+    whole
 }
 
 /// The bits of an integer, float or vector type (0 for others).
