@@ -9,22 +9,19 @@
 //!   exit:   the loop's results are the header's phis
 //! ```
 //! Steps are positive (the interpreter and simulator reject others), so `iv < ub` is the whole test.
-//! A carried vector is carried as its registers ([`lanes::carried_registers`]): a phi each.
 //!
 //! `hoist = false` puts `!llvm.loop !{self, !{"llvm.licm.disable"}}` on the back edge: LICM leaves the loop's
 //! invariant code where it is (the persistent-grid pass's tile loop, whose epilogue arithmetic would otherwise
 //! stay live in registers across the k-loop).
 
 use inkwell::basic_block::BasicBlock;
-use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PhiValue};
+use inkwell::values::{BasicValue, IntValue, PhiValue};
 use inkwell::IntPredicate;
 
 use tilec_ir::body::{Operation, Value};
 use tilec_ir::ops::typed;
 
 use super::func::FuncTranslator;
-use super::lanes::{self, Lanes, Lowered};
 use super::{types, Result};
 use crate::spine::EmitLoop;
 
@@ -34,8 +31,7 @@ pub(crate) struct Loop<'ctx> {
     exit: BasicBlock<'ctx>,
     iv: PhiValue<'ctx>,
     step: IntValue<'ctx>,
-    /// Each carried value's phis (one per register).
-    phis: Vec<Vec<PhiValue<'ctx>>>,
+    phis: Vec<PhiValue<'ctx>>,
 }
 
 impl<'ctx> EmitLoop for FuncTranslator<'_, 'ctx> {
@@ -46,7 +42,7 @@ impl<'ctx> EmitLoop for FuncTranslator<'_, 'ctx> {
     fn begin_for(&mut self, op: &Operation, v: &typed::For, iv: Value, carried: &[Value]) -> Result<Loop<'ctx>> {
         let func = self.func;
         let (lb, ub, step) = (self.int(op, v.lower)?, self.int(op, v.upper)?, self.int(op, v.step)?);
-        let init_values = v.inits.iter().map(|&x| self.carried(op, x)).collect::<Result<Vec<_>>>()?;
+        let init_values = v.inits.iter().map(|&x| self.value(op, x)).collect::<Result<Vec<_>>>()?;
 
         let function = self.function.ok_or_else(|| super::internal("inside a function"))?;
         let pre = self.builder.get_insert_block().ok_or_else(|| super::internal("positioned"))?;
@@ -58,22 +54,13 @@ impl<'ctx> EmitLoop for FuncTranslator<'_, 'ctx> {
         self.builder.position_at_end(header);
         let iv_phi = self.builder.build_phi(self.cx.i64_type(), "iv")?;
         iv_phi.add_incoming(&[(&lb, pre)]);
-        let mut phis: Vec<Vec<PhiValue>> = Vec::with_capacity(carried.len());
+        let mut phis: Vec<PhiValue> = Vec::with_capacity(carried.len());
         for (&arg, init) in carried.iter().zip(&init_values) {
             let ty = types::value_type(self.cx, func.body.ty(arg))
                 .ok_or_else(|| self.kernel.unsupported(op, format!("it cannot carry '{}'", func.body.ty(arg))))?;
-            let registers = init
-                .iter()
-                .map(|x| {
-                    let phi = self.builder.build_phi(x.get_type(), "")?;
-                    phi.add_incoming(&[(x as &dyn BasicValue, pre)]);
-                    Ok(phi)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            if registers.first().map(|p| p.as_basic_value().get_type()) != Some(carried_type(ty)) {
-                return Err(super::internal("a carried value's registers have its carried type"));
-            }
-            phis.push(registers);
+            let phi = self.builder.build_phi(ty, "")?;
+            phi.add_incoming(&[(init as &dyn BasicValue, pre)]);
+            phis.push(phi);
         }
         let iv_value = iv_phi.as_basic_value().into_int_value();
         let go_on = self.builder.build_int_compare(IntPredicate::SLT, iv_value, ub, "")?;
@@ -81,9 +68,8 @@ impl<'ctx> EmitLoop for FuncTranslator<'_, 'ctx> {
 
         self.builder.position_at_end(body_block);
         self.set(iv, iv_value.into());
-        for (&arg, registers) in carried.iter().zip(&phis) {
-            let x = self.from_carried(op, arg, registers)?;
-            self.bind(arg, x)?;
+        for (&arg, phi) in carried.iter().zip(&phis) {
+            self.set(arg, phi.as_basic_value());
         }
         Ok(Loop { header, exit, iv: iv_phi, step, phis })
     }
@@ -94,12 +80,10 @@ impl<'ctx> EmitLoop for FuncTranslator<'_, 'ctx> {
         let latch = self.builder.get_insert_block().ok_or_else(|| super::internal("positioned"))?;
         let iv_value = lp.iv.as_basic_value().into_int_value();
         let next = self.builder.build_int_nsw_add(iv_value, lp.step, "iv.next")?;
-        let yielded = yielded.iter().map(|&x| self.carried(op, x)).collect::<Result<Vec<_>>>()?;
+        let yielded = yielded.iter().map(|&x| self.value(op, x)).collect::<Result<Vec<_>>>()?;
         lp.iv.add_incoming(&[(&next, latch)]);
-        for (registers, xs) in lp.phis.iter().zip(&yielded) {
-            for (phi, x) in registers.iter().zip(xs) {
-                phi.add_incoming(&[(x as &dyn BasicValue, latch)]);
-            }
+        for (phi, x) in lp.phis.iter().zip(&yielded) {
+            phi.add_incoming(&[(x as &dyn BasicValue, latch)]);
         }
         let back_edge = self.builder.build_unconditional_branch(lp.header)?;
         if op.view::<typed::For>().and_then(|f| f.hoist) == Some(false) {
@@ -107,42 +91,10 @@ impl<'ctx> EmitLoop for FuncTranslator<'_, 'ctx> {
         }
 
         self.builder.position_at_end(lp.exit);
-        for (&result, registers) in op.results.iter().zip(&lp.phis) {
-            let x = self.from_carried(op, result, registers)?;
-            self.bind(result, x)?;
+        for (&result, phi) in op.results.iter().zip(&lp.phis) {
+            self.set(result, phi.as_basic_value());
         }
         Ok(())
-    }
-}
-
-impl<'ctx> FuncTranslator<'_, 'ctx> {
-    /// The registers a loop carries `x` in: a scalar as it is, a vector as [`lanes::carried_registers`] says.
-    fn carried(&self, op: &Operation, x: Value) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        match self.lowered(op, x)? {
-            Lowered::Vector(l) => {
-                let (register, per) = lanes::carried_registers(l.ty);
-                l.lanes.chunks(per as usize).map(|chunk| self.gather(l.elem(), chunk, register)).collect()
-            }
-            Lowered::Scalar(_) => Ok(vec![self.value(op, x)?]),
-        }
-    }
-
-    /// The carried value `x` (a loop's body argument or result) held by the phis `registers`.
-    fn from_carried(&self, op: &Operation, x: Value, registers: &[PhiValue<'ctx>]) -> Result<Lowered<'ctx>> {
-        let values: Vec<BasicValueEnum> = registers.iter().map(|p| p.as_basic_value()).collect();
-        match (types::value_type(self.cx, self.func.body.ty(x)), values.as_slice()) {
-            (Some(BasicTypeEnum::VectorType(ty)), _) => Ok(Lowered::Vector(Lanes::of_registers(ty, &values))),
-            (Some(_), [scalar]) => Ok((*scalar).into()),
-            _ => Err(self.kernel.unsupported(op, format!("it cannot carry '{}'", self.func.body.ty(x)))),
-        }
-    }
-}
-
-/// The type of a carried value's registers (the first's, for a vector).
-fn carried_type(ty: BasicTypeEnum<'_>) -> BasicTypeEnum<'_> {
-    match ty {
-        BasicTypeEnum::VectorType(v) => lanes::carried_registers(v).0,
-        other => other,
     }
 }
 

@@ -113,6 +113,11 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
         self.values.insert(v, x.into());
     }
 
+    /// Whether some op reads `v` as an LLVM value ([`lanes::read_whole`]).
+    pub(super) fn read_whole(&self, v: Value) -> bool {
+        self.whole.contains(&v)
+    }
+
     /// Binds an IR value (one some op reads whole as its LLVM value, made here).
     pub(super) fn bind(&mut self, v: Value, x: Lowered<'ctx>) -> Result<()> {
         let x = match x {

@@ -2,23 +2,25 @@
 //!
 //! An nvgpu `vector<…>` is, in this backend, the list of its lanes in row-major order ([`Lanes`]). A lane is
 //! a scalar LLVM value, or a part of an LLVM value that holds several lanes: a register an intrinsic returned
-//! (an `ldmatrix` `i32` word of two f16, an `mma.sync` `<2 x half>`) or a whole LLVM vector (a load, an
-//! elementwise op's result). Taking lanes apart (`nvgpu.extract`, an `mma.sync` operand, regrouping with
-//! `nvgpu.insert`) emits nothing; an LLVM value of some shape is made only where an instruction reads one
-//! ([`FuncTranslator::gather`]: an intrinsic's register, a store's or an elementwise op's vector, a loop's
-//! `phi`), and when the lanes it needs are exactly one value's, that value is used as it is (bit-cast at
-//! most). So the `mma.sync` chain through an accumulator, the `ldmatrix` registers an `mma.sync` reads and the
-//! fragments `nvgpu.extract`/`insert` regroup pass registers along, with none of the `insertelement`,
-//! `extractelement` and `shufflevector` that LLVM would otherwise have to fold away again.
+//! (an `ldmatrix` `i32` word of two f16, an `mma.sync` `<2 x half>`, its f32s are lanes of their own) or a
+//! whole LLVM vector (a load, an elementwise op's result, a loop's `phi`). Taking lanes apart
+//! (`nvgpu.extract`, an `mma.sync` operand, regrouping registers with `nvgpu.insert`) emits nothing; an LLVM
+//! value of some shape is made only where an instruction reads one ([`FuncTranslator::gather`]), and when
+//! the lanes it needs are exactly one value's, that value is used as it is (bit-cast at most). So the
+//! `mma.sync` chain through an accumulator, the `ldmatrix` registers an `mma.sync` reads and the fragments
+//! `nvgpu.extract`/`insert` regroup pass registers along, without the `insertelement`s, `extractelement`s
+//! and `shufflevector`s that LLVM would otherwise fold away again.
 //!
-//! A loop carries a vector as its registers ([`carried_registers`]): one `i32` `phi` per word of 8- or
-//! 16-bit lanes, one `phi` per lane of wider ones.
+//! The machine code is the one the ops define, made with fewer instructions: a vector that some op reads
+//! whole (a store, an elementwise op, a loop carrying it as a vector `phi`) is built where it is defined, by
+//! `insertelement`s where `nvgpu.insert` builds it, from lanes `nvgpu.extract` takes where it takes them
+//! ([`read_whole`]); an `mma.sync` operand that is not one value's lanes is taken from its whole vector (a
+//! shuffle, an element, a word of a bit cast). LLVM then sees the instructions it used to see, in the same
+//! order, less the packing and unpacking between intrinsics, and emits the same PTX (`scripts/ptx-snapshot.sh`
+//! shows every example byte-identical; vector phis and build order matter to NVPTX's register numbering).
 //!
 //! Values made for an instruction (bit casts, gathered registers, extracted lanes) are reused within their
-//! block, where they dominate every later use. A vector that some op reads whole (a store, an elementwise op)
-//! is made into its LLVM vector where it is defined, and a lane some op reads as a scalar is taken out where
-//! `nvgpu.extract` takes it ([`read_whole`]): LLVM sees the instructions in the order of the ops, and its
-//! machine code does not depend on where a use happened to make them.
+//! block, where they dominate every later use.
 
 use std::collections::{HashMap, HashSet};
 
@@ -112,35 +114,18 @@ impl<'ctx> From<BasicValueEnum<'ctx>> for Lowered<'ctx> {
     }
 }
 
-/// The registers a loop carries a vector of type `ty` in: their type and how many lanes each holds (an `i32`
-/// word of 8- or 16-bit lanes, else one lane each).
-pub(super) fn carried_registers<'ctx>(ty: VectorType<'ctx>) -> (BasicTypeEnum<'ctx>, u32) {
-    if std::env::var_os("SV_VECPHI").is_some() {
-        return (ty.into(), ty.get_size());
-    }
-    let elem = ty.get_element_type();
-    let cx = ty.get_context();
-    let b = bits(elem);
-    let total = ty.get_size() * b;
-    if matches!(b, 8 | 16) && total.is_multiple_of(32) {
-        (cx.i32_type().into(), 32 / b)
-    } else {
-        (elem, 1)
-    }
-}
-
 /// The values some op of `func` reads as an LLVM value: every vector operand except those of the ops that
 /// read lanes or registers (`nvgpu.extract`/`insert`, `mma.sync`, `stmatrix`, `warpgroup.mma`) and of the
 /// loops that carry them (`tile.for`, `tile.yield`), and every scalar operand except an inserted lane.
 pub(super) fn read_whole(func: &Func) -> HashSet<Value> {
     let body = &func.body;
     let mut whole = HashSet::new();
-    body.walk(func.entry, &mut |id| {
+    let mut ops = Vec::new();
+    body.walk(func.entry, &mut |id| ops.push(id));
+    for &id in &ops {
         let op = body.op(id);
-        let vectors_by_lanes = matches!(
-            op.kind,
-            OpKind::Extract | OpKind::Insert | OpKind::MmaSync | OpKind::StMatrix | OpKind::WarpgroupMma | OpKind::For | OpKind::Yield
-        );
+        let vectors_by_lanes =
+            matches!(op.kind, OpKind::Extract | OpKind::Insert | OpKind::MmaSync | OpKind::StMatrix | OpKind::WarpgroupMma);
         for &v in &op.operands {
             let by_lanes = match body.ty(v) {
                 Type::Vector(_) => vectors_by_lanes,
@@ -150,7 +135,14 @@ pub(super) fn read_whole(func: &Func) -> HashSet<Value> {
                 whole.insert(v);
             }
         }
-    });
+    }
+    // Backwards: an insert into a vector read whole, and the extract of a lane read whole, work on whole vectors.
+    for &id in ops.iter().rev() {
+        let op = body.op(id);
+        if matches!(op.kind, OpKind::Insert | OpKind::Extract) && op.results.iter().any(|r| whole.contains(r)) {
+            whole.extend(op.operands.iter().copied());
+        }
+    }
     whole
 }
 
@@ -214,7 +206,23 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
                 format!("a fragment of type {} does not fill {count} {register:?} registers", lanes.ty.print_to_string()),
             ));
         }
-        lanes.lanes.chunks(per as usize).map(|chunk| self.gather(elem, chunk, register_ty)).collect()
+        // A register that is one value's lanes is that value; the others are taken from the whole vector (a
+        // shuffle, an element, or a word of its bit cast).
+        let mut whole: Option<Lanes<'ctx>> = None;
+        let mut registers = Vec::with_capacity(count as usize);
+        for (i, chunk) in lanes.lanes.chunks(per as usize).enumerate() {
+            if one_source(chunk).is_some() || matches!(chunk, [Lane::Scalar(x)] if x.get_type() == register_ty) {
+                registers.push(self.gather(elem, chunk, register_ty)?);
+                continue;
+            }
+            if whole.is_none() {
+                let w = self.gather(elem, &lanes.lanes, lanes.ty.into())?.into_vector_value();
+                whole = Some(Lanes::of_vector(w));
+            }
+            let parts = whole.as_ref().map(|w| &w.lanes[i * per as usize..(i + 1) * per as usize]).unwrap_or(&[]);
+            registers.push(self.gather(elem, parts, register_ty)?);
+        }
+        Ok(registers)
     }
 
     /// The scalar LLVM value of `lane` (of type `elem`).
@@ -286,6 +294,26 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
                     return Ok(b.build_extract_element(words, index, "")?);
                 }
                 _ => {}
+            }
+        }
+        // Lanes that are whole 32-bit registers (an intrinsic's words, `<2 x half>`s): the registers as `i32`s
+        // inserted into an `<k x i32>`, bit-cast to `ty`.
+        let per_word = 32 / bits(elem).max(1);
+        if bits(elem) < 32 && n > per_word && n.is_multiple_of(per_word) {
+            let words: Option<Vec<BasicValueEnum<'ctx>>> = lanes
+                .chunks(per_word as usize)
+                .map(|chunk| match one_source(chunk) {
+                    Some((of, 0)) if bits(of.get_type()) == 32 && !matches!(of.get_type(), BasicTypeEnum::VectorType(v) if v.get_size() != per_word) => Some(of),
+                    _ => None,
+                })
+                .collect();
+            if let Some(words) = words {
+                let mut v = i32_ty.vec_type(n / per_word).get_poison();
+                for (i, word) in words.into_iter().enumerate() {
+                    let word = self.view(word, i32_ty.into())?;
+                    v = b.build_insert_element(v, word, i32_ty.const_int(i as u64, false), "")?;
+                }
+                return self.view(v.into(), ty);
             }
         }
         // Any other lanes: inserted one by one into a vector of the lanes' type, bit-cast to `ty`.

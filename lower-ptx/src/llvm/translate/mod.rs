@@ -18,7 +18,7 @@
 //! Values: `index` is `i64`; a per-thread vector `vector<NxMxT>` is its lanes ([`lanes`]): the registers
 //! that made it (an `ldmatrix`'s `i32` words, an `mma.sync`'s floats), taken apart and regrouped without
 //! instructions, and made into a flat LLVM vector `<N*M x T>` (or an intrinsic's register) only where an
-//! instruction reads one; loops carry vectors as their 32-bit registers.
+//! instruction reads one (loops carry vectors as vector phis).
 
 mod control;
 mod func;

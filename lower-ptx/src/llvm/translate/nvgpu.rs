@@ -26,7 +26,7 @@ use tilec_ir::ops::{typed, GridAxis, MatrixOrder};
 use tilec_ir::types::{ScalarType, Type};
 
 use super::func::FuncTranslator;
-use super::lanes::{self, Lanes, Lowered};
+use super::lanes::{self, Lane, Lanes, Lowered};
 use super::Result;
 use crate::llvm::{
     CpAsync, CpAsyncCache, FragmentRegister, LdMatrix, MatrixCount, MmaInstr, MmaOperand, SpecialRegister, StMatrix,
@@ -233,11 +233,18 @@ impl<'ctx> EmitNvgpu for FuncTranslator<'_, 'ctx> {
     /// `nvgpu.insert %x, %v [i, j]`: the lanes with lane `[i, j]` replaced.
     fn insert(&mut self, op: &Operation, v: &typed::Insert) -> Result<()> {
         let flat = self.flat_position(v.vector, &v.position);
-        let mut lanes = self.lanes(op, v.vector)?;
         let lane = match self.lowered(op, v.value)? {
             Lowered::Scalar(lane) => lane,
             Lowered::Vector(_) => return Err(self.kernel.unsupported(op, "the inserted value must be a scalar")),
         };
+        if matches!(lane, Lane::Scalar(_)) || self.read_whole(self.kernel.result(op)?) {
+            // A value of its own, or into a vector some op reads whole: an `insertelement` here (its vector is
+            // built anyway).
+            let (vector, x) = (self.value(op, v.vector)?.into_vector_value(), self.value(op, v.value)?);
+            let r = self.builder.build_insert_element(vector, x, self.cx.i32_type().const_int(flat as u64, false), "")?;
+            return self.set_result(op, r.into());
+        }
+        let mut lanes = self.lanes(op, v.vector)?;
         *lanes.lanes.get_mut(flat).ok_or_else(|| super::internal("the spine checks positions"))? = lane;
         self.bind_result(op, Lowered::Vector(lanes))
     }
