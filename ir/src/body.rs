@@ -293,6 +293,27 @@ impl Body {
         }
     }
 
+    /// Replaces every use of each `from` by its `to` in the ops that are still placed, in one walk over the ops
+    /// (for many values, rather than [`replace_all_uses`](Self::replace_all_uses) once per value). A `to` is not
+    /// itself replaced.
+    pub fn replace_all_uses_of(&mut self, pairs: &[(Value, Value)]) {
+        let mut to: Vec<Option<Value>> = vec![None; self.values.len()];
+        for &(from, into) in pairs {
+            if let Some(slot) = to.get_mut(from.index()) {
+                *slot = Some(into);
+            }
+        }
+        for op in &mut self.ops {
+            if op.parent.is_some() {
+                for operand in &mut op.operands {
+                    if let Some(Some(into)) = to.get(operand.index()) {
+                        *operand = *into;
+                    }
+                }
+            }
+        }
+    }
+
     /// The ops of a block and, recursively, of the regions of those ops, in program order.
     pub fn walk(&self, block: BlockId, visit: &mut dyn FnMut(OpId)) {
         for &op in &self.blocks[block.index()].ops {

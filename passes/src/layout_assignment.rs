@@ -47,7 +47,7 @@
 //! fragment layout ([`wgmma_a_layout`]), which an f16 cast of an earlier wgmma's accumulator over the same
 //! rows already has up to a renaming of registers.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use tilec_ir::layout::{hardware_layout, Layout, LinearLayout};
 use tilec_ir::ops::MmaShape;
@@ -522,7 +522,7 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
         Some(_) => return Err(Diagnostic::error(func.span, format!("{WARP_TILE_ATTR} must be [rows, cols] of positive integers"))),
     };
     let mut classes = LayoutClasses::of(func);
-    let mut reqs: HashMap<Value, Requirement> = HashMap::new();
+    let mut reqs: HashMap<Value, Requirement> = HashMap::default();
     let mut mmas = Vec::new();
     let mut ops = Vec::new();
     body.walk(func.entry, &mut |op| ops.push(op));
@@ -607,11 +607,11 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
     // Every register tile value gets its class's layout, or a default; the thin side of a reduce or broadcast
     // gets the slice of its parent's (below).
     let edges = slice_edges(func, &ops);
-    let mut slice_sides: std::collections::HashSet<Value> = std::collections::HashSet::new();
+    let mut slice_sides: rustc_hash::FxHashSet<Value> = rustc_hash::FxHashSet::default();
     for e in &edges {
         slice_sides.insert(classes.class_of(e.slice));
     }
-    let mut chosen: HashMap<Value, (LinearLayout, u32, Role)> = HashMap::new();
+    let mut chosen: HashMap<Value, (LinearLayout, u32, Role)> = HashMap::default();
     for v in live_values(func) {
         if !matches!(body.ty(v), Type::Tile(t) if t.space == MemorySpace::Register) {
             continue;
@@ -781,7 +781,7 @@ fn propagate_slices(
     warps: u32,
 ) -> Result<Option<LayoutConflict>, Diagnostic> {
     // The edge that gave each thin class its layout (for the conflict's note).
-    let mut given_by: HashMap<Value, OpId> = HashMap::new();
+    let mut given_by: HashMap<Value, OpId> = HashMap::default();
     let mut progress = true;
     while progress {
         progress = false;

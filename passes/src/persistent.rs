@@ -39,7 +39,7 @@
 //! `tile.return` before the end of the kernel, a TMA copy outside a loop, a kernel that reads its block id where
 //! the mbarriers are initialised. A loop's own `pipeline_stages = 1` is refused by `software-pipeline`, at the loop.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use tilec_ir::ops::kernel::GlobalAlignment;
 use tilec_ir::ops::{BinaryArith, GridAxis};
@@ -153,7 +153,7 @@ fn make_persistent(func: &mut Func) -> Result<(), String> {
 
     // What stays outside: allocations, mbarrier creation and initialisation (with the values they use), and
     // the barrier after the last init.
-    let mut stay: HashSet<OpId> = HashSet::new();
+    let mut stay: HashSet<OpId> = HashSet::default();
     let mut last_init = None;
     for (i, &o) in body_ops.iter().enumerate() {
         match func.body.op(o).kind {

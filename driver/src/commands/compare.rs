@@ -36,6 +36,13 @@ pub fn run(args: &CompareArgs) -> Result<String, DriverError> {
     let meta_path = dir.join("meta.json");
     let text = std::fs::read(&meta_path).map_err(|e| DriverError::io(&meta_path.display().to_string(), &e))?;
     let meta: BundleMeta = serde_json::from_slice(&text).map_err(|e| DriverError::Usage(format!("{}: {e}", meta_path.display())))?;
+    // A bundle not run yet: say how to run it, rather than name the first missing file.
+    if let Some(t) = meta.tensors.iter().find(|t| !dir.join(&t.output).exists()) {
+        return Err(DriverError::Usage(format!(
+            "{}: no GPU results yet ({} is missing): run it on the GPU first (`tilec-gpu-runner {}`), then compare",
+            args.bundle, t.output, args.bundle
+        )));
+    }
     let mut out = format!("{}: @{} (oracle: {}, grid {:?})\n", args.bundle, meta.kernel, meta.oracle, meta.grid);
     let mut failed = 0;
     for t in &meta.tensors {

@@ -14,7 +14,7 @@ use crate::cache::{Cache, Key, KeyBuilder};
 use crate::cli::{Backend, CompileArgs, Emit, Report};
 use crate::error::DriverError;
 use crate::target::parse_target;
-use crate::input::{compile_error, parse_and_verify, read_source_with, write_output};
+use crate::input::{compile_error, diagnostics, no_functions, parse_and_verify, read_source_with, write_output};
 
 pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     let target = parse_target(&args.target)?;
@@ -36,6 +36,9 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
         }
     }
     let module = parse_and_verify(&source)?;
+    if module.funcs.is_empty() {
+        return Err(diagnostics(&source, vec![no_functions(true)]));
+    }
     let front_end = start.elapsed();
     let options = options(args, target, opt);
     let compiled = match tilec_compiler::compile(module, &options) {

@@ -169,6 +169,17 @@ impl<'a> Parser<'a> {
             return Reported;
         }
         let found = self.peek().describe();
+        // What is missing at the end of a line is reported there, not at the first token of the next line when
+        // that begins a new statement (an op, or a value it defines); a stray token is reported where it is.
+        let begins_statement = match self.peek() {
+            TokenKind::ValueRef(_) => true,
+            TokenKind::Ident(name) => name.contains('.'),
+            _ => false,
+        };
+        if self.pos > 0 && self.at_line_start() && begins_statement {
+            let end = self.prev_span().end as usize;
+            return self.error(Span::new(end, end), format!("expected {what} here, found {found} on the next line"));
+        }
         self.error(self.span(), format!("expected {what}, found {found}"))
     }
 

@@ -1,6 +1,6 @@
 //! [`UseCounts`]: how many operands of placed ops (reachable from the function's entry) refer to each value.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use tilec_ir::{Func, OpId, Value};
 
@@ -12,7 +12,7 @@ pub struct UseCounts {
 
 impl UseCounts {
     pub fn compute(func: &Func) -> UseCounts {
-        let mut counts = HashMap::new();
+        let mut counts = HashMap::default();
         func.body.walk(func.entry, &mut |op| {
             for &v in &func.body.op(op).operands {
                 *counts.entry(v).or_insert(0) += 1;

@@ -4,7 +4,7 @@
 //! Independent of the warp simulator on purpose: it needs no memory contents, never fails, and treats
 //! anything it cannot compute (loaded values, vector elements, floats) as unknown.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use tilec_ir::layout::Layout;
 use tilec_ir::ops::{GridAxis, Literal};
@@ -119,7 +119,7 @@ pub(super) fn analyze(func: &Func, options: &BankConflictOptions) -> BankConflic
             options,
             warp,
             values: vec![UNKNOWN; func.body.values.len()],
-            tiles: HashMap::new(),
+            tiles: HashMap::default(),
             executions: 0,
             depth: 0,
             acc: &mut acc,
@@ -130,7 +130,7 @@ pub(super) fn analyze(func: &Func, options: &BankConflictOptions) -> BankConflic
         ev.run_block(func.entry, [true; WARP_LANES]);
     }
     // Program order.
-    let mut order = HashMap::new();
+    let mut order = HashMap::default();
     let mut n = 0usize;
     func.body.walk(func.entry, &mut |op| {
         order.insert(op, n);

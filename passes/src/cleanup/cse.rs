@@ -14,7 +14,7 @@
 //! %s = tile.add %a, %b : index
 //! ```
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tilec_ir::{BlockId, Diagnostic, Func, Module, OpId, OpKind, Type, Value};
 
@@ -67,7 +67,7 @@ struct Cse_<'a> {
 /// Eliminates common subexpressions in one function; returns how many ops were removed.
 pub fn cse_func(func: &mut Func) -> usize {
     let entry = func.entry;
-    let mut cse = Cse_ { func, available: HashMap::new(), replaced: HashMap::new(), removed: 0 };
+    let mut cse = Cse_ { func, available: HashMap::default(), replaced: HashMap::default(), removed: 0 };
     cse.block(entry);
     cse.removed
 }
@@ -77,7 +77,7 @@ impl Cse_<'_> {
         // Expressions first seen in this block; forgotten when the block (scope) ends.
         let mut scope: Vec<Expr> = Vec::new();
         let ops: Vec<OpId> = self.func.body.block(block).ops.clone();
-        let mut erased: HashSet<OpId> = HashSet::new();
+        let mut erased: HashSet<OpId> = HashSet::default();
         for id in ops {
             if !self.replaced.is_empty() {
                 let replaced = &self.replaced;
@@ -102,7 +102,8 @@ impl Cse_<'_> {
                 kind: op.kind,
                 operands: op.operands.clone(),
                 segments: op.segments.clone(),
-                attrs: format!("{:?}", op.attrs),
+                // Most pure ops (arithmetic, comparisons) have no attributes: no text to format.
+                attrs: if op.attrs.is_empty() { String::new() } else { format!("{:?}", op.attrs) },
                 types: op.results.iter().map(|&r| body.ty(r).clone()).collect(),
             };
             let result = op.results[0];

@@ -7,7 +7,7 @@
 //! outermost, then `mi`, then `ni`: each A fragment is used for a row of `ni` in a row, each B fragment
 //! for a column of `mi`, and the accumulators of one `ki` step are independent of each other.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use tilec_ir::ops::{MatrixOrder, MmaShape};
 use tilec_ir::{typed, Diagnostic, OpId, Type, TypedOp, Value, VectorType};
@@ -40,11 +40,11 @@ impl<'f> Lowering<'f> {
             return Err(Diagnostic::error(span, "the operands' layouts are not those of the chosen mma instruction; run layout-assignment"));
         }
         let err = |m: String| Diagnostic::error(span, m);
-        let mut amap: HashMap<(u32, u32), Value> = HashMap::new();
+        let mut amap: HashMap<(u32, u32), Value> = HashMap::default();
         for (f, &v) in self.frags(a)?.iter().enumerate() {
             amap.insert(tile_index(&fa, f as u32, instr.m, instr.k).map_err(err)?, v);
         }
-        let mut bmap: HashMap<(u32, u32), Value> = HashMap::new();
+        let mut bmap: HashMap<(u32, u32), Value> = HashMap::default();
         for (f, &v) in self.frags(b)?.iter().enumerate() {
             bmap.insert(tile_index(&fb, f as u32, instr.k, instr.n).map_err(err)?, v);
         }
@@ -120,7 +120,7 @@ impl<'f> Lowering<'f> {
             acc.push(v);
         }
         // A from registers: fragment f is k step f % (K / k) of m64 tile f / (K / k) (`wgmma_a_layout`).
-        let mut register_a: HashMap<(u32, u32), Value> = HashMap::new();
+        let mut register_a: HashMap<(u32, u32), Value> = HashMap::default();
         if plan.a.is_none() {
             let fa = self.fragments_of(mma.a)?;
             let err = |m: String| Diagnostic::error(span, m);

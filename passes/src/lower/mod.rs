@@ -40,7 +40,9 @@ mod mma;
 mod reduce;
 mod window;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tilec_ir::layout::{Layout, LinearLayout};
 use tilec_ir::{typed, Attribute, BlockId, Diagnostic, Func, KernelAttrs, MemorySpace, Module, OpId, OpKind, ScalarType, Span, Target, Type, TypedOp, Value, VectorType};
@@ -165,12 +167,12 @@ pub(crate) struct Lowering<'f> {
     pub wgmma: HashMap<OpId, crate::wgmma::WgmmaPlan>,
     /// The shared A and B values of those mmas (and the copies under their transposes): their `tile.copy_s2r`
     /// and `tile.transpose` emit nothing (the mma reads shared memory).
-    pub wgmma_operands: std::collections::HashSet<Value>,
+    pub wgmma_operands: HashSet<Value>,
     /// The same requirements, machine-checkable: `(argument, axis, multiple)`: the extent `axis` of the
     /// function's argument must be a multiple of `multiple` ([`ASYNC_COPY_ALIGNMENT_ATTR`]).
     pub alignment: BTreeSet<(i64, i64, i64)>,
     /// The `tile.copy_g2s` ops that become TMA loads ([`copy_g2s_tma`]).
-    pub tma_copies: std::collections::HashSet<OpId>,
+    pub tma_copies: HashSet<OpId>,
     /// The mbarrier of the run of copies being lowered, when it has TMA loads.
     pub tma_run: Option<copy_g2s_tma::TmaRun>,
     /// `tid == 0`, hoisted once.
@@ -224,13 +226,13 @@ pub fn lower_func_with_remarks(func: &mut Func, options: &LowerOptions) -> Resul
         func,
         solution,
         num_warps: warps,
-        frags: HashMap::new(),
+        frags: HashMap::default(),
         at: first,
         span: Span::UNKNOWN,
         hoist_pos: 0,
-        constants: HashMap::new(),
-        special: HashMap::new(),
-        bit_terms: HashMap::new(),
+        constants: HashMap::default(),
+        special: HashMap::default(),
+        bit_terms: HashMap::default(),
         read_shared: BTreeSet::new(),
         carried: Default::default(),
         written_global: BTreeSet::new(),
@@ -263,12 +265,12 @@ pub fn lower_func_with_remarks(func: &mut Func, options: &LowerOptions) -> Resul
 /// The plans of the function's wgmma `tile.mma` ops (layout assignment chose them) and the register values
 /// whose `tile.copy_s2r` (and `tile.transpose`) emit nothing: the shared A and B operands whose every use is
 /// a wgmma's (Q of the attention kernel feeds two mmas; were one an mma.sync, Q would be loaded).
-type WgmmaPlans = (HashMap<OpId, crate::wgmma::WgmmaPlan>, std::collections::HashSet<Value>);
+type WgmmaPlans = (HashMap<OpId, crate::wgmma::WgmmaPlan>, HashSet<Value>);
 
 fn wgmma_plans(func: &Func, warps: u32) -> Result<WgmmaPlans, Diagnostic> {
     let mut ops = Vec::new();
     func.body.walk(func.entry, &mut |o| ops.push(o));
-    let mut plans = HashMap::new();
+    let mut plans = HashMap::default();
     let mut candidates = Vec::new();
     for &id in &ops {
         let op = func.body.op(id);
@@ -282,7 +284,7 @@ fn wgmma_plans(func: &Func, warps: u32) -> Result<WgmmaPlans, Diagnostic> {
         }
         plans.insert(id, plan);
     }
-    let mut operands = std::collections::HashSet::new();
+    let mut operands = HashSet::default();
     for (value, loaded) in candidates {
         let only_wgmma = ops.iter().all(|&o| !func.body.op(o).operands.contains(&value) || plans.contains_key(&o));
         if only_wgmma {

@@ -108,7 +108,7 @@
 //! fewer live registers (less pressure at large warp tiles), on hides the first sub-step's shared-memory
 //! latency; `tilec tune` tries both.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tilec_ir::ops::{CmpPredicate, Literal};
 use tilec_ir::typed::{self, AnyOp};
@@ -289,7 +289,7 @@ impl RingBytes {
                 _ => {}
             }
         });
-        let mut copied = HashSet::new();
+        let mut copied = HashSet::default();
         for l in loops {
             // A loop with its own stage count has its own ring; only the loops that take the default count.
             if loop_stages(func, l).is_some() {
@@ -618,7 +618,7 @@ fn analyze(func: &Func, l: OpId) -> Result<Option<LoopPlan>, String> {
         }
     }
     // Pure ops fed by a synchronous copy's loads (gathering them into a vector) belong to the copy.
-    let mut loaded: HashSet<Value> = HashSet::new();
+    let mut loaded: HashSet<Value> = HashSet::default();
     let mut address = Vec::new();
     for &o in &pre {
         let op = body.op(o);
@@ -727,7 +727,7 @@ fn fragment_plan(func: &Func, plan: &LoopPlan) -> Option<FragPlan> {
     let post: HashSet<OpId> = plan.post.iter().copied().collect();
     let def_in_post = |v: Value| body.defining_op(v).filter(|d| post.contains(d));
     // Phases of the mma.syncs along their accumulator chains.
-    let mut mma_phase: HashMap<OpId, usize> = HashMap::new();
+    let mut mma_phase: HashMap<OpId, usize> = HashMap::default();
     for &o in &plan.post {
         let op = body.op(o);
         if op.kind == OpKind::MmaSync {
@@ -741,7 +741,7 @@ fn fragment_plan(func: &Func, plan: &LoopPlan) -> Option<FragPlan> {
     }
     let phases_n = mma_phase.values().max()? + 1;
     // Non-mma ops: the earliest phase of an mma.sync that needs them (through other non-mma ops).
-    let mut phase: HashMap<OpId, usize> = HashMap::new();
+    let mut phase: HashMap<OpId, usize> = HashMap::default();
     for &o in plan.post.iter().rev() {
         if body.op(o).kind == OpKind::MmaSync {
             continue;
@@ -818,8 +818,9 @@ pub(super) fn replace_loop_results(func: &mut Func, old: &[Value], new: &[Value]
         if let Some(name) = func.body.value(old).name.clone() {
             func.body.values[new.index()].name = Some(name);
         }
-        func.body.replace_all_uses(old, new);
     }
+    let pairs: Vec<(Value, Value)> = old.iter().copied().zip(new.iter().copied()).collect();
+    func.body.replace_all_uses_of(&pairs);
 }
 
 /// Emits ops at a fixed place, with a span.
@@ -1071,7 +1072,7 @@ impl Ring<'_> {
         }
         let s = self.stages as usize;
         let block_args = func.body.block(self.plan.body).args.clone();
-        let mut map: HashMap<Value, Value> = HashMap::new();
+        let mut map: HashMap<Value, Value> = HashMap::default();
         for (&a, &c) in block_args[1..].iter().zip(carried) {
             map.insert(a, c);
         }
@@ -1103,7 +1104,7 @@ impl Ring<'_> {
     fn iteration_in_flight(&self, func: &mut Func, at: &Emitter, carry: &WgmmaCarry, k: Value, stage: usize, carried: &[Value]) -> Vec<Value> {
         let s = self.stages as usize;
         let block_args = func.body.block(self.plan.body).args.clone();
-        let mut map: HashMap<Value, Value> = HashMap::new();
+        let mut map: HashMap<Value, Value> = HashMap::default();
         for (&a, &c) in block_args[1..].iter().zip(carried) {
             map.insert(a, c);
         }
@@ -1145,7 +1146,7 @@ impl Ring<'_> {
 
     /// The phase-0 fragment loads of the iteration at `k` (tiles in `stage`); returns the carried outputs.
     fn load_ahead(&self, func: &mut Func, at: &Emitter, fp: &FragPlan, k: Value, stage: usize) -> Vec<Value> {
-        let mut map: HashMap<Value, Value> = HashMap::new();
+        let mut map: HashMap<Value, Value> = HashMap::default();
         map.insert(self.iv, k);
         for &o in &self.plan.address {
             at.clone_op(func, o, &mut map);
@@ -1177,7 +1178,7 @@ impl Ring<'_> {
     ) -> (Vec<Value>, Vec<Value>) {
         let s = self.stages as usize;
         let block_args = func.body.block(self.plan.body).args.clone();
-        let mut map: HashMap<Value, Value> = HashMap::new();
+        let mut map: HashMap<Value, Value> = HashMap::default();
         for (&a, &c) in block_args[1..].iter().zip(carried) {
             map.insert(a, c);
         }
@@ -1267,7 +1268,7 @@ fn prologue_ahead(func: &mut Func, outer: OpId, prologue: &[OpId], ring_tiles: &
         return;
     }
     // The pure ops of the tile body the prologue depends on, in program order.
-    let mut slice: HashSet<OpId> = HashSet::new();
+    let mut slice: HashSet<OpId> = HashSet::default();
     let mut stack: Vec<Value> = prologue.iter().flat_map(|&o| func.body.op(o).operands.clone()).collect();
     while let Some(v) = stack.pop() {
         match func.body.defining_op(v) {
@@ -1291,7 +1292,7 @@ fn prologue_ahead(func: &mut Func, outer: OpId, prologue: &[OpId], ring_tiles: &
     let order: Vec<OpId> = func.body.block(body).ops.iter().copied().filter(|o| slice.contains(o)).collect();
     let emit_for = |func: &mut Func, e: &Emitter, tile: Value| {
         let valid = e.cmp(func, CmpPredicate::Lt, tile, header.upper);
-        let mut map = HashMap::from([(tile_iv, tile)]);
+        let mut map = HashMap::from_iter([(tile_iv, tile)]);
         for &o in &order {
             e.clone_op(func, o, &mut map);
         }
@@ -1432,7 +1433,7 @@ fn mbarrier_group(func: &mut Func, m: &MbarrierUse, stages: i64) -> (Value, Vec<
 // Invariant: `plan.tiles` are results of placed `tile.alloc_shared` ops (`LoopPlan` only accepts those).
 #[allow(clippy::expect_used)]
 fn stage_allocs(func: &mut Func, plan: &LoopPlan, s: i64) -> HashMap<Value, Vec<Value>> {
-    let mut allocs: HashMap<Value, Vec<Value>> = HashMap::new();
+    let mut allocs: HashMap<Value, Vec<Value>> = HashMap::default();
     for &(tile, _) in &plan.tiles {
         let def = func.body.defining_op(tile).expect("an alloc");
         let spec_ty = func.body.ty(tile).clone();
@@ -1505,7 +1506,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let before_prologue: HashSet<OpId> = tile_body.map(|b| func.body.block(b).ops.iter().copied().collect()).unwrap_or_default();
     for st in 0..s - 1 {
         let k = pro.add_steps(func, lb, st, step);
-        let mut map = HashMap::new();
+        let mut map = HashMap::default();
         ring.copies(func, &pro, k, st as usize, &mut map);
     }
     let prologue: Vec<OpId> = tile_body
@@ -1527,7 +1528,7 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     if let Some(carry) = &ring.carry {
         let args = func.body.block(plan.body).args.clone();
         for acc in &carry.accs {
-            let mut map = HashMap::from([(args[acc.index + 1], inits[acc.index])]);
+            let mut map = HashMap::from_iter([(args[acc.index + 1], inits[acc.index])]);
             for &o in &acc.flatten {
                 pro.clone_op(func, o, &mut map);
             }

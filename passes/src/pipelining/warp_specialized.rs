@@ -31,7 +31,7 @@
 //! top-level block, no `bar.sync` after it (the producer does not reach it), `num_warps` a multiple of 4 and at
 //! most 28. Otherwise the pass fails at the loop with the reason.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use tilec_ir::ops::{BinaryArith, CmpPredicate};
 use tilec_ir::typed;
@@ -203,7 +203,7 @@ pub(super) fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, carry: WgmmaC
     let mut inits: Vec<Value> = plan.header.inits.clone();
     let mut carried_tys: Vec<Type> = lop.results.iter().map(|&r| func.body.ty(r).clone()).collect();
     for acc in &carry.accs {
-        let mut map = HashMap::from([(args[acc.index + 1], inits[acc.index])]);
+        let mut map = HashMap::from_iter([(args[acc.index + 1], inits[acc.index])]);
         for &o in &acc.flatten {
             pro.clone_op(func, o, &mut map);
         }
@@ -239,7 +239,7 @@ pub(super) fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, carry: WgmmaC
             for i in 0..replicas {
                 let c128 = at.constant(func, 128);
                 let t = at.add_steps(func, base, i, c128);
-                let mut map = HashMap::new();
+                let mut map = HashMap::default();
                 for &o in &plan.pre {
                     let op = func.body.op(o);
                     if matches!(op.kind, OpKind::ThreadId | OpKind::WarpId) {
@@ -291,7 +291,7 @@ pub(super) fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, carry: WgmmaC
     let cons = Emitter::at_end(consumer_block, span);
     cons.emit(func, typed::SetMaxNRegInc { count: CONSUMER_REGISTERS }.into_spec());
     let consumer_step = |func: &mut Func, at: &Emitter, k: Value, stage: usize, carried: &[Value]| -> Vec<Value> {
-        let mut map: HashMap<Value, Value> = HashMap::new();
+        let mut map: HashMap<Value, Value> = HashMap::default();
         for (&a, &c) in args[1..].iter().zip(carried) {
             map.insert(a, c);
         }

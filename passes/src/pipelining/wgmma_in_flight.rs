@@ -14,7 +14,7 @@
 //! pending D, a wgmma with A in registers (the RS form), or a body of another shape, leaves the loop on the
 //! ordinary ring (wait_group 0 each iteration).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tilec_ir::typed::{self, AnyOp};
 use tilec_ir::{Func, OpId, OpKind, Type, TypedOp, Value};
@@ -52,7 +52,7 @@ impl WgmmaCarry {
         at.emit(func, typed::WgmmaWaitGroup { num_groups: 0 }.into_spec());
         for acc in &self.accs {
             let y = plan.yielded[acc.index];
-            let mut map = HashMap::from([(acc.d, results[acc.index])]);
+            let mut map = HashMap::from_iter([(acc.d, results[acc.index])]);
             for &o in &acc.regroup {
                 at.clone_op(func, o, &mut map);
             }
@@ -141,7 +141,7 @@ pub(super) fn plan(func: &Func, plan: &LoopPlan) -> Option<WgmmaCarry> {
         return None;
     }
     // Every use of every value, in the whole function.
-    let mut users: HashMap<Value, Vec<OpId>> = HashMap::new();
+    let mut users: HashMap<Value, Vec<OpId>> = HashMap::default();
     body.walk(func.entry, &mut |o| {
         for &v in &body.op(o).operands {
             users.entry(v).or_default().push(o);
@@ -153,7 +153,7 @@ pub(super) fn plan(func: &Func, plan: &LoopPlan) -> Option<WgmmaCarry> {
     let after_wait: HashSet<OpId> = post[w + 1..].iter().copied().collect();
     let args = body.block(plan.body).args.clone();
     let mut accs = Vec::new();
-    let mut regrouped: HashSet<OpId> = HashSet::new();
+    let mut regrouped: HashSet<OpId> = HashSet::default();
     for (index, &y) in plan.yielded.iter().enumerate() {
         let Some(out) = body.defining_op(y).filter(|d| after_wait.contains(d)).and_then(|_| chain(func, y, &after_wait)) else {
             // A yielded wgmma D would be read (copied) by the loop while pending: only through this shape.
@@ -165,7 +165,7 @@ pub(super) fn plan(func: &Func, plan: &LoopPlan) -> Option<WgmmaCarry> {
         let d = out.src;
         // The wgmma chain ending in `d`, back to its first C.
         let mut first_c = d;
-        let mut chain_mmas: HashSet<OpId> = HashSet::new();
+        let mut chain_mmas: HashSet<OpId> = HashSet::default();
         while let Some(m) = body.defining_op(first_c).filter(|m| mmas.contains(m)) {
             chain_mmas.insert(m);
             first_c = body.op(m).view::<typed::WarpgroupMma>()?.matrix_c;
@@ -183,13 +183,13 @@ pub(super) fn plan(func: &Func, plan: &LoopPlan) -> Option<WgmmaCarry> {
         if n != n_flat || n != n_frag || out.moves.len() as u64 != n {
             return None;
         }
-        let mut flat_from: HashMap<Vec<u32>, Vec<u32>> = HashMap::new();
+        let mut flat_from: HashMap<Vec<u32>, Vec<u32>> = HashMap::default();
         for (frag_pos, flat_pos) in &inp.moves {
             if flat_from.insert(flat_pos.clone(), frag_pos.clone()).is_some() {
                 return None;
             }
         }
-        let mut seen: HashSet<Vec<u32>> = HashSet::new();
+        let mut seen: HashSet<Vec<u32>> = HashSet::default();
         for (flat_pos, frag_pos) in &out.moves {
             if !seen.insert(frag_pos.clone()) || flat_from.get(flat_pos) != Some(frag_pos) {
                 return None;
