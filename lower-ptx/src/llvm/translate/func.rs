@@ -2,7 +2,7 @@
 //! and write. The walk over the ops is the spine's ([`crate::spine::emit_kernel`]).
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use inkwell::attributes::AttributeLoc;
 use inkwell::builder::Builder;
@@ -40,7 +40,7 @@ pub(crate) struct FuncTranslator<'a, 'ctx> {
     /// The values made from lanes for instructions, reused within their block ([`super::lanes`]).
     pub(super) made: RefCell<Made<'ctx>>,
     /// The values some op reads as LLVM values, made where they are defined ([`lanes::read_whole`]).
-    whole: HashSet<Value>,
+    whole: rustc_hash::FxHashSet<Value>,
     /// Each tensor map's parameter (a generic pointer to the `byval` 128 bytes), by map number.
     pub(super) tensor_maps: HashMap<usize, PointerValue<'ctx>>,
 }

@@ -22,7 +22,7 @@
 //! Values made for an instruction (bit casts, gathered registers, extracted lanes) are reused within their
 //! block, where they dominate every later use.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use inkwell::basic_block::BasicBlock;
 use inkwell::types::{AsTypeRef, BasicTypeEnum, VectorType};
@@ -119,7 +119,7 @@ impl<'ctx> From<BasicValueEnum<'ctx>> for Lowered<'ctx> {
 /// loops that carry them (`tile.for`, `tile.yield`), and every scalar operand except an inserted lane.
 pub(super) fn read_whole(func: &Func) -> HashSet<Value> {
     let body = &func.body;
-    let mut whole = HashSet::new();
+    let mut whole = HashSet::default();
     let mut ops = Vec::new();
     body.walk(func.entry, &mut |id| ops.push(id));
     for &id in &ops {
@@ -170,6 +170,8 @@ pub(super) fn bits(ty: BasicTypeEnum<'_>) -> u32 {
 pub(super) struct Made<'ctx> {
     /// `(value, type, block)` → the value bit-cast to the type.
     views: HashMap<(BasicValueEnum<'ctx>, TypeKey, BasicBlock<'ctx>), BasicValueEnum<'ctx>>,
+    /// `(lane, type, block)` → the value of that type the lane makes (one lane: no allocated key).
+    gathered_one: HashMap<(Lane<'ctx>, TypeKey, BasicBlock<'ctx>), BasicValueEnum<'ctx>>,
     /// `(lanes, type, block)` → the value of that type the lanes make.
     gathered: HashMap<(Vec<Lane<'ctx>>, TypeKey, BasicBlock<'ctx>), BasicValueEnum<'ctx>>,
 }
@@ -242,6 +244,15 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
             }
         }
         let block = self.block()?;
+        if let [lane] = lanes {
+            let key = (*lane, TypeKey::of(ty), block);
+            if let Some(x) = self.made.borrow().gathered_one.get(&key) {
+                return Ok(*x);
+            }
+            let x = self.gather_new(elem, lanes, ty)?;
+            self.made.borrow_mut().gathered_one.insert(key, x);
+            return Ok(x);
+        }
         let key = (lanes.to_vec(), TypeKey::of(ty), block);
         if let Some(x) = self.made.borrow().gathered.get(&key) {
             return Ok(*x);
