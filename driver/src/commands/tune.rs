@@ -65,6 +65,29 @@ struct Compiled {
     shared_bytes: u64,
 }
 
+impl Compiled {
+    /// The launch: grid, block, dynamic shared memory, persistent.
+    fn launch(&self) -> ([u32; 3], [u32; 3], u32, bool) {
+        match &self.job.work {
+            TuneWork::Gemm { bundle, .. } => (bundle.grid, bundle.block, bundle.shared_bytes, bundle.persistent),
+            TuneWork::Kernel { bundle, .. } => (bundle.grid, bundle.block, bundle.shared_bytes, bundle.persistent),
+        }
+    }
+}
+
+/// Adds a compiled candidate unless an earlier one is the same kernel (identical PTX and launch: e.g.
+/// `fragments_ahead` on a wgmma kernel, which keeps no fragments in registers), which it names instead of timing
+/// the same code twice.
+fn push_distinct(compiled: &mut Vec<Compiled>, candidate: Compiled) {
+    match compiled.iter().find(|c| c.ptx == candidate.ptx && c.launch() == candidate.launch()) {
+        Some(twin) => eprintln!(
+            "tilec tune: {}: the same kernel as {} (identical PTX and launch): not timed again",
+            candidate.job.candidate.name, twin.job.candidate.name
+        ),
+        None => compiled.push(candidate),
+    }
+}
+
 /// A candidate that was not compiled, and why.
 struct Skipped {
     name: String,
@@ -141,7 +164,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
             params: Vec::new(),
         };
         match compile(&setup, func, &name, &attrs, template) {
-            Ok(job) => jobs.push(job),
+            Ok(job) => push_distinct(&mut jobs, job),
             Err(skip) => skipped.push(skip),
         }
     }

@@ -378,9 +378,16 @@ fn copy_from_reg(v: &mut Verifier<'_>, op: &Operation, value: Value, dst: Value,
     }
 }
 
+/// The source (`a`, rank `ra`) and destination (`b`, rank `rb`) of a copy agree in element type and rank. Copies do
+/// not convert: the message says where the `tile.cast` goes (only register tiles are cast).
 fn same_elem_and_rank(v: &mut Verifier<'_>, op: &Operation, a: ScalarType, ra: usize, b: ScalarType, rb: usize) {
     if a != b {
-        v.error(op.span, format!("'{}' copies between element types '{a}' and '{b}'; insert a 'tile.cast'", op.kind));
+        let fix = match op.kind {
+            OpKind::CopyR2G | OpKind::CopyR2S => format!("cast the register tile to '{b}' with 'tile.cast' before the copy"),
+            OpKind::CopyS2R => format!("copy at '{a}' and cast the register tile with 'tile.cast'"),
+            _ => format!("give the shared tile the element type '{a}', and cast after 'tile.copy_s2r' with 'tile.cast'"),
+        };
+        v.error(op.span, format!("'{}' copies between element types '{a}' and '{b}' (copies do not convert): {fix}", op.kind));
     } else if ra != rb {
         v.error(op.span, format!("'{}' copies between tiles of rank {ra} and {rb}", op.kind));
     }

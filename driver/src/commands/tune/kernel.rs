@@ -20,7 +20,7 @@ use tilec_gpu_runner::tune::{self, AttrValue, Candidate, TuneJob, TuneWork};
 use tilec_gpu_runner::Bundle;
 use tilec_ir::{Func, SourceFile};
 
-use super::{candidate_name, candidates, pick, report_skipped, stem, write_best, write_candidates, Compiled, Skipped};
+use super::{candidate_name, candidates, pick, push_distinct, report_skipped, stem, write_best, write_candidates, Compiled, Skipped};
 use crate::cli::{backend_name, RunInputs, TuneArgs};
 use crate::commands::bench::open_gpu_unless_bundling;
 use crate::commands::bundle::{abi_params, tensor_extents};
@@ -55,7 +55,7 @@ pub(super) fn run(args: &TuneArgs) -> Result<String, DriverError> {
     for attrs in space {
         let name = candidate_name(&attrs);
         match compile(&setup, func, &name, &attrs) {
-            Ok(c) => compiled.push(c),
+            Ok(c) => push_distinct(&mut compiled, c),
             Err(skip) => skipped.push(skip),
         }
     }
