@@ -346,3 +346,69 @@ tile.func @chain(%C: tile<16x8xf32, global>) attributes {num_warps = 1} {
     let compiled = ptx("chain", &module, Target::Sm80);
     assert_eq!(compiled.ptx.matches("mma.sync.aligned.m16n8k16").count(), 2, "{}", compiled.ptx);
 }
+
+/// Fragments regrouped with `nvgpu.extract`/`insert` (a GEMM's B operands: the four registers of one
+/// `ldmatrix.x4.trans` split into two `vector<2x2xf16>`s, each an `mma.sync`'s B) pass the `ldmatrix` registers
+/// along: the `mma.sync`s read the `i32` words as `<2 x half>` (one `bitcast` each: 4 for A, 4 for the two Bs)
+/// and nothing is shuffled. What remains is the loop's: each f32 accumulator is a `<4 x float>` phi, unpacked
+/// for its `mma.sync` (4 `extractelement`s each) and packed for the back edge (4 `insertelement`s each), and
+/// the two stored elements are extracted from the loop's results (2). Counts from the kernel's dataflow.
+#[test]
+fn fragments_regrouped_by_extract_and_insert_pass_registers() {
+    let text = r#"
+tile.func @regroup(%C: tile<16x16xf32, global>, %n: index) attributes {num_warps = 1} {
+  %c0 = tile.constant 0 : index
+  %c1 = tile.constant 1 : index
+  %c8 = tile.constant 8 : index
+  %c16 = tile.constant 16 : index
+  %lane = nvgpu.lane_id : index
+  %row = tile.rem %lane, %c16 : index
+  %sa = tile.alloc_shared : tile<16x16xf16, shared>
+  %sb = tile.alloc_shared : tile<16x16xf16, shared>
+  %a = nvgpu.ldmatrix %sa[%row, %c0] {numTiles = 4} : vector<4x2xf16>
+  %b = nvgpu.ldmatrix %sb[%row, %c0] {numTiles = 4, transpose = true} : vector<4x2xf16>
+  %e = tile.fill 0.0 : vector<2x2xf16>
+  %x0 = nvgpu.extract %b [0, 0] : f16
+  %y0 = nvgpu.insert %x0, %e [0, 0] : vector<2x2xf16>
+  %x1 = nvgpu.extract %b [0, 1] : f16
+  %y1 = nvgpu.insert %x1, %y0 [0, 1] : vector<2x2xf16>
+  %x2 = nvgpu.extract %b [1, 0] : f16
+  %y2 = nvgpu.insert %x2, %y1 [1, 0] : vector<2x2xf16>
+  %x3 = nvgpu.extract %b [1, 1] : f16
+  %b0 = nvgpu.insert %x3, %y2 [1, 1] : vector<2x2xf16>
+  %x4 = nvgpu.extract %b [2, 0] : f16
+  %y4 = nvgpu.insert %x4, %e [0, 0] : vector<2x2xf16>
+  %x5 = nvgpu.extract %b [2, 1] : f16
+  %y5 = nvgpu.insert %x5, %y4 [0, 1] : vector<2x2xf16>
+  %x6 = nvgpu.extract %b [3, 0] : f16
+  %y6 = nvgpu.insert %x6, %y5 [1, 0] : vector<2x2xf16>
+  %x7 = nvgpu.extract %b [3, 1] : f16
+  %b1 = nvgpu.insert %x7, %y6 [1, 1] : vector<2x2xf16>
+  %zero = tile.fill 0.0 : vector<2x2xf32>
+  %d0, %d1 = tile.for %k = %c0 to %n step %c1 iter_args(%acc0 = %zero, %acc1 = %zero) -> (vector<2x2xf32>, vector<2x2xf32>) {
+    %n0 = nvgpu.mma.sync(%a, %b0, %acc0) {mmaShape = [16, 8, 16]} : vector<2x2xf32>
+    %n1 = nvgpu.mma.sync(%a, %b1, %acc1) {mmaShape = [16, 8, 16]} : vector<2x2xf32>
+    tile.yield %n0, %n1
+  }
+  %v0 = nvgpu.extract %d0 [0, 0] : f32
+  %v1 = nvgpu.extract %d1 [0, 0] : f32
+  nvgpu.store %v0, %C[%row, %c0]
+  nvgpu.store %v1, %C[%row, %c8]
+  tile.return
+}
+"#;
+    let module = parse("regroup", text);
+    let raw = emit_unoptimized_ir(&module, Target::Sm80, OptLevel::O0).unwrap();
+    let count = |needle: &str| raw.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(count("shufflevector"), 0, "{raw}");
+    assert_eq!(count("to <2 x half>"), 8, "{raw}");
+    assert_eq!(count("= phi <4 x float>"), 2, "{raw}");
+    assert_eq!(count("= extractelement <4 x float>"), 2 * 4 + 2, "{raw}");
+    assert_eq!(count("= insertelement <4 x float>"), 2 * 4, "{raw}");
+    assert_eq!(count("insertelement <4 x half>") + count("extractelement <4 x half>"), 0, "{raw}");
+    assert_eq!(count("= call { float, float, float, float } @llvm.nvvm.mma.m16n8k16.row.col.f32.f32("), 2, "{raw}");
+    // And the kernel compiles to PTX with the loop's two MMAs (LLVM unrolls the loop: a multiple of two).
+    let compiled = ptx("regroup", &module, Target::Sm80);
+    let mmas = compiled.ptx.matches("mma.sync.aligned.m16n8k16").count();
+    assert!(mmas >= 2 && mmas % 2 == 0, "{mmas} MMAs:\n{}", compiled.ptx);
+}

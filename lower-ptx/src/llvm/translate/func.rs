@@ -1,24 +1,24 @@
 //! One kernel: its entry point, its arguments and shared memory ([`EmitKernel`]), and the values the ops read
 //! and write. The walk over the ops is the spine's ([`crate::spine::emit_kernel`]).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use inkwell::attributes::AttributeLoc;
-use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::ContextRef;
 use inkwell::module::Module as LlvmModule;
 use inkwell::types::{BasicType, BasicTypeEnum};
-use inkwell::values::{BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue, VectorValue};
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 
 use tilec_ir::body::{Func, Operation, Value};
 use tilec_ir::types::{MemorySpace, ScalarType, Type};
 
+use super::lanes::{self, Lane, Lanes, Lowered, Made};
 use super::{types, Result};
 use crate::kernel_info::AbiRole;
 use crate::llvm::{
-    add_dynamic_shared_memory, add_static_shared_array, declare_kernel, set_launch_bounds, AddressSpace, FragmentRegister,
-    Nvvm,
+    add_dynamic_shared_memory, add_static_shared_array, declare_kernel, set_launch_bounds, AddressSpace, Nvvm,
 };
 use crate::spine::{Argument, EmitKernel, Extent, Kernel, MemRef, MemRefs, SharedTile, Values};
 
@@ -34,16 +34,13 @@ pub(crate) struct FuncTranslator<'a, 'ctx> {
     pub(super) kernel: &'a Kernel<'a>,
     pub(super) func: &'a Func,
     pub(super) function: Option<FunctionValue<'ctx>>,
-    values: Values<BasicValueEnum<'ctx>>,
+    values: Values<Lowered<'ctx>>,
     memrefs: MemRefs<PointerValue<'ctx>, IntValue<'ctx>>,
     dynamic_shared: Option<PointerValue<'ctx>>,
-    /// The registers each fragment vector was packed from (`ldmatrix`, `mma.sync` results), so the
-    /// `mma.sync` that reads a fragment takes them as they are instead of unpacking the vector again
-    /// (see `nvgpu::fragment_registers`).
-    pub(super) packed: HashMap<VectorValue<'ctx>, Vec<BasicValueEnum<'ctx>>>,
-    /// A register's view as another register type (`i32` as `<2 x half>`, ...) by its block: a view made in one
-    /// block is reused in that block only, where it dominates every later use.
-    pub(super) register_views: HashMap<(BasicValueEnum<'ctx>, FragmentRegister, BasicBlock<'ctx>), BasicValueEnum<'ctx>>,
+    /// The values made from lanes for instructions, reused within their block ([`super::lanes`]).
+    pub(super) made: RefCell<Made<'ctx>>,
+    /// The values some op reads as LLVM values, made where they are defined ([`lanes::read_whole`]).
+    whole: rustc_hash::FxHashSet<Value>,
     /// Each tensor map's parameter (a generic pointer to the `byval` 128 bytes), by map number.
     pub(super) tensor_maps: HashMap<usize, PointerValue<'ctx>>,
 }
@@ -63,8 +60,8 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
             values: Values::new(),
             memrefs: MemRefs::new(),
             dynamic_shared: None,
-            packed: HashMap::new(),
-            register_views: HashMap::new(),
+            made: RefCell::new(Made::default()),
+            whole: lanes::read_whole(kernel.func),
             tensor_maps: HashMap::new(),
         }
     }
@@ -78,9 +75,23 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
 
     // ---- values ------------------------------------------------------------------------------------------
 
-    /// The LLVM value of an IR register value.
-    pub(super) fn value(&self, op: &Operation, v: Value) -> Result<BasicValueEnum<'ctx>> {
+    /// How an IR register value is held ([`Lowered`]).
+    pub(super) fn lowered(&self, op: &Operation, v: Value) -> Result<Lowered<'ctx>> {
         self.values.get(self.func, op, v)
+    }
+
+    /// The LLVM value of an IR register value: a scalar, or a vector as one LLVM vector (made from its lanes
+    /// where it is not one already).
+    pub(super) fn value(&self, op: &Operation, v: Value) -> Result<BasicValueEnum<'ctx>> {
+        match self.lowered(op, v)? {
+            Lowered::Scalar(Lane::Scalar(x)) => Ok(x),
+            Lowered::Scalar(lane) => {
+                let elem = types::value_type(self.cx, self.func.body.ty(v))
+                    .ok_or_else(|| self.kernel.unsupported(op, format!("values of type '{}' are not supported by the LLVM backend", self.func.body.ty(v))))?;
+                self.lane_value(elem, lane)
+            }
+            Lowered::Vector(lanes) => self.gather(lanes.elem(), &lanes.lanes, lanes.ty.into()),
+        }
     }
 
     /// An operand that is an integer scalar.
@@ -91,61 +102,50 @@ impl<'a, 'ctx> FuncTranslator<'a, 'ctx> {
         }
     }
 
-    /// An operand that is a vector.
-    pub(super) fn vector(&self, op: &Operation, v: Value) -> Result<VectorValue<'ctx>> {
-        match self.value(op, v)? {
-            BasicValueEnum::VectorValue(x) => Ok(x),
-            _ => Err(self.kernel.unsupported(op, "an operand must be a vector")),
-        }
-    }
-
     /// The memory tile an operand names.
     pub(super) fn memref(&self, op: &Operation, v: Value) -> Result<&LlvmMemRef<'ctx>> {
         self.memrefs.get(self.func, op, v)
     }
 
-    /// Binds an IR value.
+    /// Binds an IR value to an LLVM value (a vector as its lanes).
     pub(super) fn set(&mut self, v: Value, x: BasicValueEnum<'ctx>) {
-        self.values.insert(v, x);
+        // An LLVM vector is already whole.
+        self.values.insert(v, x.into());
     }
 
-    /// Binds the op's single result.
-    pub(super) fn set_result(&mut self, op: &Operation, x: BasicValueEnum<'ctx>) -> Result<()> {
-        let r = self.kernel.result(op)?;
-        self.set(r, x);
+    /// Whether some op reads `v` as an LLVM value ([`lanes::read_whole`]).
+    pub(super) fn read_whole(&self, v: Value) -> bool {
+        self.whole.contains(&v)
+    }
+
+    /// Binds an IR value (one some op reads whole as its LLVM value, made here).
+    pub(super) fn bind(&mut self, v: Value, x: Lowered<'ctx>) -> Result<()> {
+        let x = match x {
+            Lowered::Vector(l) if self.whole.contains(&v) => {
+                match self.gather(l.elem(), &l.lanes, l.ty.into())? {
+                    BasicValueEnum::VectorValue(w) => Lowered::Vector(Lanes::of_vector(w)),
+                    _ => return Err(super::internal("a vector's lanes make a vector")),
+                }
+            }
+            Lowered::Scalar(lane @ Lane::Part { .. }) if self.whole.contains(&v) => {
+                let elem = types::value_type(self.cx, self.func.body.ty(v)).ok_or_else(|| super::internal("a lane's type"))?;
+                Lowered::Scalar(Lane::Scalar(self.lane_value(elem, lane)?))
+            }
+            x => x,
+        };
+        self.values.insert(v, x);
         Ok(())
     }
 
-    /// Erases the packing of fragment vectors nothing reads (every `mma.sync` and `ldmatrix` result packs its
-    /// registers into its vector; where only `mma.sync`s read it, they took the registers and the vector is
-    /// dead): the `insertelement`s and `bitcast`s with no use, from each packed vector back to its registers,
-    /// so LLVM's passes do not walk them.
-    fn erase_unused_packs(&mut self) {
-        use inkwell::values::{AsValueRef, BasicValue, InstructionOpcode};
-        let mut work: Vec<InstructionValue<'ctx>> =
-            self.packed.keys().filter_map(|v| v.as_instruction()).collect();
-        self.packed.clear();
-        self.register_views.clear();
-        let mut erased = std::collections::HashSet::new();
-        while let Some(i) = work.pop() {
-            // An instruction is on the list once per erased user: look at it only while it exists.
-            if erased.contains(&i.as_value_ref()) {
-                continue;
-            }
-            let removable = matches!(i.get_opcode(), InstructionOpcode::InsertElement | InstructionOpcode::BitCast);
-            if !removable || i.get_first_use().is_some() {
-                continue;
-            }
-            erased.insert(i.as_value_ref());
-            for k in 0..i.get_num_operands() {
-                if let Some(inkwell::values::Operand::Value(v)) = i.get_operand(k) {
-                    if let Some(operand) = v.as_instruction_value() {
-                        work.push(operand);
-                    }
-                }
-            }
-            i.erase_from_basic_block();
-        }
+    /// Binds the op's single result to an LLVM value (a vector as its lanes).
+    pub(super) fn set_result(&mut self, op: &Operation, x: BasicValueEnum<'ctx>) -> Result<()> {
+        self.bind_result(op, x.into())
+    }
+
+    /// Binds the op's single result.
+    pub(super) fn bind_result(&mut self, op: &Operation, x: Lowered<'ctx>) -> Result<()> {
+        let r = self.kernel.result(op)?;
+        self.bind(r, x)
     }
 
     /// The LLVM type of the op's single result.
@@ -253,7 +253,6 @@ impl EmitKernel for FuncTranslator<'_, '_> {
         if self.builder.get_insert_block().and_then(|b| b.get_terminator()).is_none() {
             self.builder.build_return(None)?;
         }
-        self.erase_unused_packs();
         Ok(())
     }
 

@@ -37,6 +37,7 @@ use tilec_ir::ops::typed;
 
 use super::func::FuncTranslator;
 use super::Result;
+use crate::llvm::FragmentRegister;
 use crate::spine::{wgmma_asm, wgmma_descriptor_bits, wgmma_register_a, wgmma_types, EmitHopper};
 
 impl<'ctx> FuncTranslator<'_, 'ctx> {
@@ -230,20 +231,21 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
         let register_a = wgmma_register_a(self.func, v);
         let (n, k) = (v.mma_shape.n, v.mma_shape.k);
         let count = n / 2;
-        let c = self.vector(op, v.matrix_c)?;
+        let c = self.lanes(op, v.matrix_c)?;
         let elem: BasicTypeEnum = if td == "f32" { self.cx.f32_type().into() } else { self.cx.i32_type().into() };
+        if c.lanes.len() != count as usize || c.elem() != elem {
+            return Err(self.kernel.unsupported(op, format!("its accumulator must be {count} '{td}' values")));
+        }
         let mut args: Vec<BasicMetadataValueEnum> = Vec::with_capacity(count as usize + 6);
-        for i in 0..count {
-            let x = self.builder.build_extract_element(c, self.cx.i32_type().const_int(u64::from(i), false), "")?;
-            args.push(x.into());
+        for &lane in &c.lanes {
+            args.push(self.lane_value(elem, lane)?.into());
         }
         let i32_ty = self.cx.i32_type();
         if register_a {
             // The fragment's four 32-bit registers (two f16/bf16 or four 8-bit values each).
-            let a = self.vector(op, v.descriptor_a)?;
-            let words = self.builder.build_bit_cast(a, i32_ty.vec_type(4), "")?.into_vector_value();
-            for i in 0..4 {
-                args.push(self.builder.build_extract_element(words, i32_ty.const_int(i, false), "")?.into());
+            let a = self.lanes(op, v.descriptor_a)?;
+            for word in self.fragment_registers(op, &a, FragmentRegister::I32, 4)? {
+                args.push(word.into());
             }
         } else {
             args.push(self.int(op, v.descriptor_a)?.into());
@@ -272,12 +274,9 @@ impl<'ctx> EmitHopper for FuncTranslator<'_, 'ctx> {
         let inline = self.cx.create_inline_asm(fn_ty, asm, constraints.join(","), true, false, None, false);
         let call = self.builder.build_indirect_call(fn_ty, inline, &args, "")?;
         let s = call.try_as_basic_value().basic().ok_or_else(|| super::internal("wgmma returns D"))?.into_struct_value();
-        let mut out = c.get_type().get_undef();
-        for i in 0..count {
-            let x = self.builder.build_extract_value(s, i, "")?;
-            out = self.builder.build_insert_element(out, x, self.cx.i32_type().const_int(u64::from(i), false), "")?;
-        }
-        self.set_result(op, out.into())
+        let d = (0..count).map(|i| Ok(self.builder.build_extract_value(s, i, "")?)).collect::<Result<Vec<_>>>()?;
+        let x = self.result_registers(op, &d)?;
+        self.bind_result(op, x)
     }
 
 }

@@ -15,13 +15,15 @@
 //! in [`control`], the entry point and arguments `EmitKernel` in [`func`], address computation through
 //! tile layouts in [`memory`], and the IR-type → LLVM-type map in [`types`].
 //!
-//! Values: `index` is `i64`, per-thread vectors `vector<NxMxT>` are flat LLVM vectors `<N*M x T>` (so
-//! loop-carried fragments are phis of vectors and stay in registers); the `mma`/`ldmatrix` register views
-//! (`<2 x half>`, `i32`) are taken with `shufflevector`/`bitcast` at the intrinsic call, which LLVM folds.
+//! Values: `index` is `i64`; a per-thread vector `vector<NxMxT>` is its lanes ([`lanes`]): the registers
+//! that made it (an `ldmatrix`'s `i32` words, an `mma.sync`'s floats), taken apart and regrouped without
+//! instructions, and made into a flat LLVM vector `<N*M x T>` (or an intrinsic's register) only where an
+//! instruction reads one (loops carry vectors as vector phis).
 
 mod control;
 mod func;
 mod hopper;
+mod lanes;
 mod memory;
 pub mod nvgpu;
 mod scalar;

@@ -13,12 +13,12 @@
 //! | `nvgpu.device_async_wait` | `llvm.nvvm.cp.async.wait.group(numGroups)` |
 //! | `nvgpu.barrier` | `llvm.nvvm.barrier.cta.sync.aligned.all(0)` (`bar.sync 0`; LLVM 22's name for `barrier0`) |
 //! | `nvgpu.load`/`store` | `load`/`store` in address space 1 or 3, aligned to the access size; masked ones branch (a load: a `phi` with zero) |
-//! | `nvgpu.extract`/`insert` | `extractelement`/`insertelement` |
+//! | `nvgpu.extract`/`insert` | nothing: the lane is taken or replaced in the vector's lanes ([`super::lanes`]) |
 //! | `nvgpu.shuffle xor` | `llvm.nvvm.shfl.sync.bfly.{f32,i32}(0xffffffff, x, offset, 31)` (`shfl.sync.bfly.b32`) |
 
 use inkwell::basic_block::BasicBlock;
-use inkwell::types::{BasicTypeEnum, VectorType};
-use inkwell::values::{BasicValue, BasicValueEnum, IntValue, VectorValue};
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicValue, BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
 
 use tilec_ir::body::{Operation, Value};
@@ -26,6 +26,7 @@ use tilec_ir::ops::{typed, GridAxis, MatrixOrder};
 use tilec_ir::types::{ScalarType, Type};
 
 use super::func::FuncTranslator;
+use super::lanes::{self, Lane, Lanes, Lowered};
 use super::Result;
 use crate::llvm::{
     CpAsync, CpAsyncCache, FragmentRegister, LdMatrix, MatrixCount, MmaInstr, MmaOperand, SpecialRegister, StMatrix,
@@ -66,16 +67,15 @@ impl<'ctx> EmitNvgpu for FuncTranslator<'_, 'ctx> {
         let row = self.element_pointer(op, v.src, &v.indices, ldmatrix_row_elements(self.func, v.src))?;
         let registers = self.nvvm.ldmatrix(&self.builder, LdMatrix { count, transpose: v.transpose }, row)?;
         let registers: Vec<BasicValueEnum> = registers.into_iter().map(|r| r.as_basic_value_enum()).collect();
-        let (_, ty) = self.result_type(op)?;
-        let x = pack_registers(self, op, &registers, ty)?;
-        self.set_result(op, x)
+        let x = self.result_registers(op, &registers)?;
+        self.bind_result(op, x)
     }
 
     /// `nvgpu.stmatrix %v, %s[%r, %c] {numTiles = n}` → `stmatrix.sync.aligned.m8n8.xn[.trans].shared.b16` (sm_90+).
     fn stmatrix(&mut self, op: &Operation, v: &typed::StMatrix) -> Result<()> {
         let count = matrix_count(v.num_tiles)?;
-        let value = self.vector(op, v.value)?;
-        let registers = fragment_registers(self, op, value, FragmentRegister::I32, count.count())?;
+        let value = self.lanes(op, v.value)?;
+        let registers = self.fragment_registers(op, &value, FragmentRegister::I32, count.count())?;
         let registers: Vec<IntValue> = registers.into_iter().map(|r| r.into_int_value()).collect();
         let row = self.element_pointer(op, v.dst, &v.indices, 8)?;
         self.nvvm.stmatrix(&self.builder, StMatrix { count, transpose: v.transpose }, row, &registers)?;
@@ -94,8 +94,8 @@ impl<'ctx> EmitNvgpu for FuncTranslator<'_, 'ctx> {
         let mut operands = Vec::with_capacity(3);
         for (role, x) in [(MmaOperand::A, v.a), (MmaOperand::B, v.b), (MmaOperand::C, v.c)] {
             let (register, count) = instr.fragment(role);
-            let vector = self.vector(op, x)?;
-            operands.push(fragment_registers(self, op, vector, register, count)?);
+            let lanes = self.lanes(op, x)?;
+            operands.push(self.fragment_registers(op, &lanes, register, count)?);
         }
         let d = if (v.layout_a, v.layout_b) == (MatrixOrder::Row, MatrixOrder::Col) {
             self.nvvm.mma(&self.builder, instr, &operands[0], &operands[1], &operands[2])?
@@ -109,9 +109,8 @@ impl<'ctx> EmitNvgpu for FuncTranslator<'_, 'ctx> {
                 .map(|i| Ok(self.builder.build_extract_value(s, i, "")?))
                 .collect::<Result<Vec<_>>>()?
         };
-        let (_, ty) = self.result_type(op)?;
-        let x = pack_registers(self, op, &d, ty)?;
-        self.set_result(op, x)
+        let x = self.result_registers(op, &d)?;
+        self.bind_result(op, x)
     }
 
     /// `nvgpu.device_async_copy %g[..], %s[..], n {, %src_elements}` → `cp.async.{cg,ca}.shared.global` of
@@ -223,21 +222,31 @@ impl<'ctx> EmitNvgpu for FuncTranslator<'_, 'ctx> {
         Ok(())
     }
 
-    /// `nvgpu.extract %v [i, j]` → `extractelement`.
+    /// `nvgpu.extract %v [i, j]`: the lane (taken out of its register where an instruction reads it).
     fn extract(&mut self, op: &Operation, v: &typed::Extract) -> Result<()> {
         let flat = self.flat_position(v.vector, &v.position);
-        let vector = self.vector(op, v.vector)?;
-        let x = self.builder.build_extract_element(vector, self.cx.i32_type().const_int(flat, false), "")?;
-        self.set_result(op, x)
+        let lanes = self.lanes(op, v.vector)?;
+        let lane = *lanes.lanes.get(flat).ok_or_else(|| super::internal("the spine checks positions"))?;
+        self.bind_result(op, Lowered::Scalar(lane))
     }
 
-    /// `nvgpu.insert %x, %v [i, j]` → `insertelement`.
+    /// `nvgpu.insert %x, %v [i, j]`: the lanes with lane `[i, j]` replaced.
     fn insert(&mut self, op: &Operation, v: &typed::Insert) -> Result<()> {
         let flat = self.flat_position(v.vector, &v.position);
-        let vector = self.vector(op, v.vector)?;
-        let x = self.value(op, v.value)?;
-        let r = self.builder.build_insert_element(vector, x, self.cx.i32_type().const_int(flat, false), "")?;
-        self.set_result(op, r.into())
+        let lane = match self.lowered(op, v.value)? {
+            Lowered::Scalar(lane) => lane,
+            Lowered::Vector(_) => return Err(self.kernel.unsupported(op, "the inserted value must be a scalar")),
+        };
+        if matches!(lane, Lane::Scalar(_)) || self.read_whole(self.kernel.result(op)?) {
+            // A value of its own, or into a vector some op reads whole: an `insertelement` here (its vector is
+            // built anyway).
+            let (vector, x) = (self.value(op, v.vector)?.into_vector_value(), self.value(op, v.value)?);
+            let r = self.builder.build_insert_element(vector, x, self.cx.i32_type().const_int(flat as u64, false), "")?;
+            return self.set_result(op, r.into());
+        }
+        let mut lanes = self.lanes(op, v.vector)?;
+        *lanes.lanes.get_mut(flat).ok_or_else(|| super::internal("the spine checks positions"))? = lane;
+        self.bind_result(op, Lowered::Vector(lanes))
     }
 }
 
@@ -249,12 +258,25 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
     }
 
     /// The flat element position of `position = [i, j, …]` in the vector `vector` (inside its shape: the spine checks).
-    fn flat_position(&self, vector: Value, position: &[u32]) -> u64 {
+    fn flat_position(&self, vector: Value, position: &[u32]) -> usize {
         let shape = match self.func.body.ty(vector) {
             Type::Vector(vt) => vt.shape.as_slice(),
             _ => &[],
         };
-        position.iter().zip(shape).fold(0u64, |flat, (&i, &n)| flat * n + u64::from(i))
+        position.iter().zip(shape).fold(0u64, |flat, (&i, &n)| flat * n + u64::from(i)) as usize
+    }
+
+    /// The op's vector result held by `registers` (an intrinsic's, in order).
+    pub(super) fn result_registers(&self, op: &Operation, registers: &[BasicValueEnum<'ctx>]) -> Result<Lowered<'ctx>> {
+        let (_, ty) = self.result_type(op)?;
+        let BasicTypeEnum::VectorType(ty) = ty else {
+            return Err(self.kernel.unsupported(op, "its result must be a vector"));
+        };
+        let held: u32 = registers.iter().map(|r| lanes::bits(r.get_type())).sum();
+        if held != lanes::bits(ty.into()) {
+            return Err(self.kernel.unsupported(op, format!("{} registers do not fill {}", registers.len(), ty.print_to_string())));
+        }
+        Ok(Lowered::Vector(Lanes::of_registers(ty, registers)))
     }
 
     /// Branches on `mask` (true when non-zero) into a new block `then` and leaves the builder there; returns
@@ -271,137 +293,6 @@ impl<'ctx> FuncTranslator<'_, 'ctx> {
     }
 }
 
-
-// ---- register views of fragments ---------------------------------------------------------------------------
-
-/// The per-thread fragment `v` (a flat vector) as `count` registers of kind `register`.
-///
-/// A vector that [`pack_registers`] made from an intrinsic's registers gives those registers back (as
-/// `<2 x half>` views of `i32` words where `register` asks for them): the chain of `mma.sync`s through one
-/// accumulator, and the `mma.sync`s that read an `ldmatrix` result, then pass registers along instead of
-/// packing and unpacking vectors that LLVM would have to fold away again (half the instructions of a GEMM's
-/// module as translated). Only other vectors (loop-carried ones, `nvgpu.insert` results) are unpacked.
-fn fragment_registers<'ctx>(
-    t: &mut FuncTranslator<'_, 'ctx>,
-    op: &Operation,
-    v: VectorValue<'ctx>,
-    register: FragmentRegister,
-    count: u32,
-) -> Result<Vec<BasicValueEnum<'ctx>>> {
-    let ty = v.get_type();
-    let bits = ty.get_size() * element_bits(ty.get_element_type());
-    let f16 = ty.get_element_type() == t.cx.f16_type().into();
-    let f32 = ty.get_element_type() == t.cx.f32_type().into();
-    let fits = match register {
-        FragmentRegister::F16x2 => f16 && ty.get_size() == 2 * count,
-        FragmentRegister::F32 => f32 && ty.get_size() == count,
-        FragmentRegister::I32 => bits == 32 * count,
-    };
-    if !fits {
-        return Err(t.kernel.unsupported(op, format!("a fragment of type {} does not fill {count} {register:?} registers", ty.print_to_string())));
-    }
-    if let Some(packed) = t.packed.get(&v).filter(|r| r.len() == count as usize).cloned() {
-        let words = packed.iter().all(|r| r.is_int_value());
-        match register {
-            FragmentRegister::F32 if !words => return Ok(packed),
-            FragmentRegister::I32 if words => return Ok(packed),
-            FragmentRegister::F16x2 if words => {
-                return packed.into_iter().map(|w| register_view(t, w, FragmentRegister::F16x2)).collect();
-            }
-            _ => {}
-        }
-    }
-    let b = &t.builder;
-    match register {
-        FragmentRegister::F16x2 => (0..count)
-            .map(|i| {
-                let mask = VectorType::const_vector(&[
-                    t.cx.i32_type().const_int(u64::from(2 * i), false),
-                    t.cx.i32_type().const_int(u64::from(2 * i + 1), false),
-                ]);
-                Ok(b.build_shuffle_vector(v, ty.get_poison(), mask, "")?.into())
-            })
-            .collect(),
-        FragmentRegister::F32 => (0..count)
-            .map(|i| Ok(b.build_extract_element(v, t.cx.i32_type().const_int(u64::from(i), false), "")?))
-            .collect(),
-        FragmentRegister::I32 => {
-            let words = b.build_bit_cast(v, t.cx.i32_type().vec_type(count), "")?.into_vector_value();
-            (0..count)
-                .map(|i| Ok(b.build_extract_element(words, t.cx.i32_type().const_int(u64::from(i), false), "")?))
-                .collect()
-        }
-    }
-}
-
-/// The `i32` register `word` as a `register` (a bit cast), made once per block.
-fn register_view<'ctx>(t: &mut FuncTranslator<'_, 'ctx>, word: BasicValueEnum<'ctx>, register: FragmentRegister) -> Result<BasicValueEnum<'ctx>> {
-    let block = t.builder.get_insert_block().ok_or_else(|| super::internal("an insertion block"))?;
-    if let Some(view) = t.register_views.get(&(word, register, block)) {
-        return Ok(*view);
-    }
-    let view = t.builder.build_bit_cast(word, register.llvm_type(t.cx), "")?;
-    t.register_views.insert((word, register, block), view);
-    Ok(view)
-}
-
-/// Registers (as the intrinsic returns them) packed back into the flat vector type `ty`; the vector remembers
-/// them (`f32` registers as they are, others as `i32` words) for [`fragment_registers`].
-fn pack_registers<'ctx>(
-    t: &mut FuncTranslator<'_, 'ctx>,
-    op: &Operation,
-    registers: &[BasicValueEnum<'ctx>],
-    ty: BasicTypeEnum<'ctx>,
-) -> Result<BasicValueEnum<'ctx>> {
-    let b = &t.builder;
-    let BasicTypeEnum::VectorType(vty) = ty else {
-        return Err(t.kernel.unsupported(op, "its result must be a vector"));
-    };
-    let n = registers.len() as u32;
-    if registers.iter().all(|r| r.get_type() == t.cx.f32_type().into()) && vty.get_element_type() == t.cx.f32_type().into() {
-        let mut v = vty.get_poison();
-        for (i, r) in registers.iter().enumerate() {
-            v = b.build_insert_element(v, *r, t.cx.i32_type().const_int(i as u64, false), "")?;
-        }
-        t.packed.insert(v, registers.to_vec());
-        return Ok(v.into());
-    }
-    // Everything else goes through <n x i32>: <2 x half> registers are bit-cast to i32 first.
-    let words_ty = t.cx.i32_type().vec_type(n);
-    if vty.get_size() * element_bits(vty.get_element_type()) != 32 * n {
-        return Err(t.kernel.unsupported(op, format!("{n} registers do not fill {}", vty.print_to_string())));
-    }
-    let mut words = words_ty.get_poison();
-    let mut word_values = Vec::with_capacity(registers.len());
-    for (i, r) in registers.iter().enumerate() {
-        let word = match r {
-            BasicValueEnum::IntValue(w) => *w,
-            other => b.build_bit_cast(*other, t.cx.i32_type(), "")?.into_int_value(),
-        };
-        word_values.push(word.into());
-        words = b.build_insert_element(words, word, t.cx.i32_type().const_int(i as u64, false), "")?;
-    }
-    let v = b.build_bit_cast(words, vty, "")?;
-    t.packed.insert(v.into_vector_value(), word_values);
-    Ok(v)
-}
-
-fn element_bits(ty: BasicTypeEnum<'_>) -> u32 {
-    match ty {
-        BasicTypeEnum::IntType(i) => i.get_bit_width(),
-        BasicTypeEnum::FloatType(f) => {
-            let cx = f.get_context();
-            if f == cx.f64_type() {
-                64
-            } else if f == cx.f32_type() {
-                32
-            } else {
-                16
-            }
-        }
-        _ => 0,
-    }
-}
 
 /// `x1`, `x2` or `x4` (the verifier checks `numTiles`).
 fn matrix_count(num_tiles: u32) -> Result<MatrixCount> {
