@@ -33,16 +33,9 @@ pub fn parse_and_verify(source: &SourceFile) -> Result<Module, DriverError> {
     Ok(module)
 }
 
-/// The diagnostic for an input that defines no `tile.func` (an empty file, or only comments): located at its
-/// start. Compiling it is an error (an empty PTX module is never what was meant); `check` warns.
-pub fn no_functions(severity_error: bool) -> tilec_ir::Diagnostic {
-    let message = "the input defines no 'tile.func': nothing to compile";
-    if severity_error {
-        tilec_ir::Diagnostic::error(tilec_ir::Span::new(0, 0), message)
-    } else {
-        tilec_ir::Diagnostic::warning(tilec_ir::Span::new(0, 0), message)
-    }
-}
+/// What is said, at the start of the input, of one that defines no `tile.func` (an empty file, or only
+/// comments): an error when compiling (an empty PTX module is never what was meant), a warning in `check`.
+pub const NO_FUNCTIONS: &str = "the input defines no 'tile.func': nothing to compile";
 
 /// Prints located warnings on stderr, rendered like errors (`path:line:col: warning: ...` with the caret).
 pub fn print_warnings(source: &SourceFile, warnings: &[tilec_ir::Diagnostic]) {

@@ -47,7 +47,7 @@
 //! fragment layout ([`wgmma_a_layout`]), which an f16 cast of an earlier wgmma's accumulator over the same
 //! rows already has up to a renaming of registers.
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use tilec_ir::layout::{hardware_layout, Layout, LinearLayout};
 use tilec_ir::ops::MmaShape;
@@ -607,7 +607,7 @@ pub fn solve_layouts_or_conflict(func: &Func) -> Result<Result<LayoutSolution, L
     // Every register tile value gets its class's layout, or a default; the thin side of a reduce or broadcast
     // gets the slice of its parent's (below).
     let edges = slice_edges(func, &ops);
-    let mut slice_sides: rustc_hash::FxHashSet<Value> = rustc_hash::FxHashSet::default();
+    let mut slice_sides: HashSet<Value> = HashSet::default();
     for e in &edges {
         slice_sides.insert(classes.class_of(e.slice));
     }

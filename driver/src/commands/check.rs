@@ -7,7 +7,7 @@ use tilec_compiler::{Emit, OptLevel, Options};
 
 use crate::cli::CheckArgs;
 use crate::error::DriverError;
-use crate::input::{compile_error, no_functions, parse_and_verify, print_warnings, read_source_with};
+use crate::input::{compile_error, parse_and_verify, print_warnings, read_source_with, NO_FUNCTIONS};
 use crate::target::parse_target;
 
 /// Returns the text to print on success.
@@ -34,7 +34,7 @@ pub fn run(args: &CheckArgs) -> Result<String, DriverError> {
     }
     let funcs = module.funcs.len();
     if funcs == 0 {
-        print_warnings(&source, &[no_functions(false)]);
+        print_warnings(&source, &[tilec_ir::Diagnostic::warning(tilec_ir::Span::new(0, 0), NO_FUNCTIONS)]);
     }
     // The whole pipeline and the LLVM translation (unoptimised: only its target rules matter here).
     let options = Options { target, emit: Emit::Llvm, opt_level: OptLevel::O0, ..Options::default() };

@@ -14,7 +14,7 @@ use crate::cache::{Cache, Key, KeyBuilder};
 use crate::cli::{Backend, CompileArgs, Emit, Report};
 use crate::error::DriverError;
 use crate::target::parse_target;
-use crate::input::{compile_error, diagnostics, no_functions, parse_and_verify, read_source_with, write_output};
+use crate::input::{compile_error, diagnostics, parse_and_verify, read_source_with, write_output, NO_FUNCTIONS};
 
 pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     let target = parse_target(&args.target)?;
@@ -37,7 +37,7 @@ pub fn run(args: &CompileArgs) -> Result<(), DriverError> {
     }
     let module = parse_and_verify(&source)?;
     if module.funcs.is_empty() {
-        return Err(diagnostics(&source, vec![no_functions(true)]));
+        return Err(diagnostics(&source, vec![tilec_ir::Diagnostic::error(tilec_ir::Span::new(0, 0), NO_FUNCTIONS)]));
     }
     let front_end = start.elapsed();
     let options = options(args, target, opt);
