@@ -54,8 +54,8 @@ const CODEGEN_OPTIONS: &[&std::ffi::CStr] = &[c"tilec", c"-disable-lsr", c"-spec
 /// options are process globals that can be parsed only once; `-O0` machines, such as the one the
 /// translation configures modules with, do not run these passes).
 ///
-/// The MLIR backend calls it too, before `gpu-module-to-binary`: its NVPTX code generation is this same
-/// (statically linked) LLVM, which reads the same globals, so both backends generate code with the same options.
+/// Both backends reach it through [`NvptxTargetMachine::new`]: the MLIR backend translates its `gpu.module` to
+/// LLVM IR and generates code with this target machine too.
 pub(crate) fn set_codegen_options(opt_level: OptLevel) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     if opt_level == OptLevel::O0 {

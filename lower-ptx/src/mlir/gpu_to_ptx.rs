@@ -135,6 +135,47 @@ impl MlirToolchain {
             .map_err(|e| self.error(format!("pass pipeline failed: {e}")))
     }
 
+    /// Translates the `gpu.module @name` at the top level of `module`, already lowered to the LLVM and NVVM
+    /// dialects, into an LLVM IR module of `context` (what `gpu-module-to-binary` does before generating code).
+    ///
+    /// This is how the MLIR backend hands its kernels to the LLVM backend's [`NvptxTargetMachine`]
+    /// (`crate::llvm::nvptx_target`): one IR pipeline, one set of code-generation options and one PTX
+    /// emitter for both backends.
+    ///
+    /// [`NvptxTargetMachine`]: crate::llvm::nvptx_target::NvptxTargetMachine
+    pub fn translate_gpu_module<'c>(
+        &self,
+        module: &Module<'_>,
+        name: &str,
+        context: &'c inkwell::context::Context,
+    ) -> Result<inkwell::module::Module<'c>> {
+        self.take_diagnostics();
+        let quoted = format!("\"{name}\"");
+        let mut next = module.body().first_operation();
+        let gpu_module = loop {
+            let Some(operation) = next else {
+                return Err(self.error(format!("the module has no gpu.module @{name} to translate to LLVM IR")));
+            };
+            next = operation.next_in_block();
+            let is_gpu_module = operation.name().as_string_ref().as_str().ok() == Some("gpu.module");
+            if is_gpu_module && operation.attribute("sym_name").is_ok_and(|a| a.to_string() == quoted) {
+                break operation;
+            }
+        };
+        // SAFETY: `gpu_module` is a live operation of `module`. `context` is an LLVM context of the LLVM that
+        // MLIR's translation links against (one statically linked LLVM in this process): the two crates'
+        // `LLVMContextRef`/`LLVMModuleRef` are the same C pointers, bound twice. The translation returns a module
+        // the caller owns (or null on failure), which `Module::new` takes ownership of (disposed on drop).
+        let raw = unsafe {
+            mlir_sys::mlirTranslateModuleToLLVMIR(gpu_module.to_raw(), context.raw().cast())
+        };
+        if raw.is_null() {
+            return Err(self.error(format!("gpu.module @{name} could not be translated to LLVM IR")));
+        }
+        // SAFETY: see above; `raw` is non-null and owned by nobody else.
+        Ok(unsafe { inkwell::module::Module::new(raw.cast()) })
+    }
+
     /// Parses `mlir_text`, lowers it with [`gpu_to_ptx_pipeline`] and returns the PTX for `target`, one
     /// entry per `gpu.module`.
     pub fn compile_to_ptx(

@@ -1,7 +1,10 @@
 //! nvgpu-level tilec IR → MLIR text (`gpu`/`nvgpu`/`arith`/`scf`/`vector`/`memref`) → PTX (feature `mlir`).
 //!
 //! The translation writes MLIR *text* (what `tilec --emit mlir` prints) and parses it with
-//! [`MlirToolchain`]; the upstream pipeline ([`mlir_backend_pipeline`]) lowers it to NVVM and PTX.
+//! [`MlirToolchain`]; the upstream pipeline ([`mlir_backend_pipeline`]) lowers it to the LLVM and NVVM dialects,
+//! MLIR translates the `gpu.module` to LLVM IR, and the LLVM backend's
+//! [`NvptxTargetMachine`](crate::llvm::nvptx_target::NvptxTargetMachine) optimises it and generates the PTX
+//! (the same IR pipeline and code-generation options as the LLVM backend's).
 //! The walk over a kernel is the spine's ([`crate::spine`], shared with the LLVM backend, `llvm/translate/`),
 //! whose traits this backend implements in the same files: [`func`] the `gpu.func` entry and arguments,
 //! [`nvgpu`] one method per nvgpu op kind ([`hopper`] those of sm_90), [`scalar`] the per-thread `tile` ops, [`control`] `tile.for`,
@@ -31,7 +34,7 @@ mod types;
 use tilec_ir::body::Module;
 
 use super::MlirToolchain;
-use crate::error::Error;
+use crate::llvm::nvptx_target::NvptxTargetMachine;
 use crate::kernel_info::KernelInfo;
 use crate::target::{OptLevel, Target};
 use crate::spine::{self, Kernel};
@@ -45,12 +48,17 @@ pub(crate) use crate::translation::internal;
 
 pub(crate) use crate::spine::Result;
 
-/// The pass pipeline from the translated module to `gpu.binary` ops holding PTX. The `gpu.module`
-/// carries its own `#nvvm.target` (chip, features and optimisation level), so no `nvvm-attach-target`.
+/// The pass pipeline from the translated module to a `gpu.module` in the LLVM and NVVM dialects, which
+/// [`compile`] translates to LLVM IR. The `gpu.module`'s `#nvvm.target` names the chip, features and
+/// optimisation level (what `--emit mlir` shows); code generation takes them from [`compile`]'s arguments.
+///
+/// Until 2026-11-25 the pipeline went on with `gpu-to-llvm,gpu-module-to-binary{format=isa}`, which ran LLVM's
+/// `default<O3>` and generated the PTX itself. The LLVM backend's pipeline gives the same PTX for every GEMM
+/// example in less time (`gemm.tir`: 2.72 -> 2.34 G instructions for a cold compile; the other files'
+/// PTX that changed was checked on the GPU: docs/gpu-check-2026-11-25e).
 pub fn mlir_backend_pipeline() -> String {
     "builtin.module(gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-vector-to-llvm,\
-     convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),\
-     gpu-to-llvm,gpu-module-to-binary{format=isa})"
+     convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts,convert-nvvm-to-llvm))"
         .to_string()
 }
 
@@ -83,31 +91,16 @@ pub fn emit_ir(module: &Module, target: Target, opt: OptLevel) -> Result<String>
     translate_module(module, target, opt).map(|(text, _)| text)
 }
 
-/// Translates `module`, parses and verifies the MLIR, lowers it upstream and returns the PTX.
+/// Translates `module`, parses and verifies the MLIR, lowers it upstream to the LLVM dialect, translates that
+/// to LLVM IR and generates the PTX with the LLVM backend's target machine.
 pub fn compile(module: &Module, target: Target, opt: OptLevel) -> Result<CompiledModule> {
     let (text, kernels) = translate_module(module, target, opt)?;
-    // `gpu-module-to-binary` generates PTX with the LLVM linked into tilec, configured by process-global
-    // command-line options. Without the LLVM backend's options (`-disable-lsr`, see `CODEGEN_OPTIONS` in
-    // `llvm/nvptx_target.rs`), loop strength reduction turned every cp.async source address of a k-loop into
-    // a loop-carried 64-bit pointer of its own, and ptxas spilled on nearly every GEMM at 255 registers (gemm.tir
-    // sm_90: 164 B of spill stores, 160 B of loads; none with the option, as through the LLVM backend).
-    crate::llvm::nvptx_target::set_codegen_options(opt);
     let toolchain = MlirToolchain::new();
     let mut parsed = toolchain.parse_module(&text)?;
     toolchain.run_pipeline(&mut parsed, &mlir_backend_pipeline())?;
-    let chip = format!("chip = \"{}\"", target.chip());
-    let binaries: Vec<_> = super::extract_gpu_binaries(&parsed)?
-        .into_iter()
-        .filter(|b| b.target_attribute.contains(&chip))
-        .collect();
-    let ptx = match binaries.as_slice() {
-        [one] => one.ptx.clone(),
-        _ => {
-            return Err(TranslateError::Backend(Error::Mlir {
-                message: format!("expected one gpu.binary for {target}, found {}", binaries.len()),
-                diagnostics: Vec::new(),
-            }))
-        }
-    };
+    let context = inkwell::context::Context::create();
+    let llvm = toolchain.translate_gpu_module(&parsed, GPU_MODULE_NAME, &context)?;
+    let machine = NvptxTargetMachine::new(target, opt)?;
+    let ptx = machine.compile_to_ptx(&llvm)?;
     Ok(CompiledModule { ptx, kernels })
 }
