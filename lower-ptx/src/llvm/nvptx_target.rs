@@ -136,6 +136,65 @@ fn mark_parameters_noundef(module: &Module<'_>) {
     }
 }
 
+/// Rewrites the short-circuit forms of `i1` logic that the IR pipeline leaves, `select i1 %a, i1 %b, i1 false`
+/// and `select i1 %a, i1 true, i1 %b`, as `and i1 %a, %b` and `or i1 %a, %b`, after the pipeline and before code
+/// generation.
+///
+/// Why: a masked store's branch condition that is an `and` of comparisons makes poison in any of their operands
+/// undefined behaviour, so NVPTX's straight-line strength reduction (SLSR) learns at once that reusing an address
+/// basis adds no poison (`programUndefinedIfPoison`); behind a `select` it cannot, and asks again for every
+/// (basis, candidate) pair by walking the epilogue's chain of blocks (`isGuaranteedNotToBePoison`). On `gemm.tir`
+/// SLSR drops from 0.30 to 0.11 G instructions and the cold compile from 1.56 to 1.36 G. (The lowering combines
+/// masks with `tile.min`, which the translation writes as `icmp` + `select`; InstCombine keeps that a `select`
+/// because it cannot prove the second operand free of poison.)
+///
+/// Sound for these kernels: the two forms differ only when `%b` is poison while `%a` is false, and their `i1`
+/// values are comparisons of defined values (kernel parameters, which are `noundef`, special registers,
+/// constants, index arithmetic whose wrap flags the translation or InstCombine proved). Only after the pipeline,
+/// like [`mark_parameters_noundef`]: given to InstCombine, `and` masks change its other choices, which moved
+/// ptxas's register allocation and slowed the 2-byte-aligned gemm_256x128 variant by 18%
+/// (docs/bench-minmax-2026-11-25). This way the PTX changes but the H100 runs every benchmarked kernel at the
+/// same speed (docs/bench-masks-2026-11-25: 15 GEMMs, ratios 0.996-1.006, geomean 1.000).
+fn conjunctions_as_and(module: &Module<'_>) {
+    use inkwell::values::{BasicValueEnum, InstructionOpcode, Operand};
+    let context = module.get_context();
+    let builder = context.create_builder();
+    let is_bool = |v: &BasicValueEnum<'_>, bit: u64| {
+        matches!(v, BasicValueEnum::IntValue(c) if c.is_const() && c.get_zero_extended_constant() == Some(bit))
+    };
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            let mut next = block.get_first_instruction();
+            while let Some(select) = next {
+                next = select.get_next_instruction();
+                let is_i1 = select.get_type().is_int_type() && select.get_type().into_int_type().get_bit_width() == 1;
+                if select.get_opcode() != InstructionOpcode::Select || !is_i1 {
+                    continue;
+                }
+                let operand = |i| match select.get_operand(i) {
+                    Some(Operand::Value(v)) => Some(v),
+                    _ => None,
+                };
+                let (Some(cond), Some(if_true), Some(if_false)) = (operand(0), operand(1), operand(2)) else {
+                    continue;
+                };
+                builder.position_before(&select);
+                let (a, b) = (cond.into_int_value(), if_true.into_int_value());
+                let logic = if is_bool(&if_false, 0) {
+                    builder.build_and(a, b, "")
+                } else if is_bool(&if_true, 1) {
+                    builder.build_or(a, if_false.into_int_value(), "")
+                } else {
+                    continue;
+                };
+                let Some(logic) = logic.ok().and_then(|v| v.as_instruction()) else { continue };
+                select.replace_all_uses_with(&logic);
+                select.erase_from_basic_block();
+            }
+        }
+    }
+}
+
 /// An LLVM NVPTX target machine for one [`Target`] and [`OptLevel`].
 pub struct NvptxTargetMachine {
     machine: TargetMachine,
@@ -225,6 +284,7 @@ impl NvptxTargetMachine {
             .run_passes(&pipeline, &self.machine, options)
             .map_err(|e| Error::Llvm(format!("pass pipeline {pipeline}: {e}")))?;
         mark_parameters_noundef(module);
+        conjunctions_as_and(module);
         Ok(())
     }
 
