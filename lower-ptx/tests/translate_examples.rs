@@ -82,14 +82,15 @@ fn lowered_examples_compile_for_all_targets() {
 }
 
 /// Examples that assemble with a few spills today, and the most each may spill (bytes per kernel): a
-/// regression past it fails. gemm_b_col: 32-48 bytes on sm_80 and sm_90, gemm_ab_col: 12 bytes on sm_80
+/// regression past it fails. gemm_b_col: 32-60 bytes on sm_80 and sm_90, gemm_ab_col: 12 bytes on sm_80
 /// (column-major B's address chains at 255 registers); gemm_s8_128 (fragments_ahead = false): 256-280
 /// bytes of spill stores and 984-996 of loads: A is read with ldmatrix of byte pairs, but its row-major B
 /// with single-byte loads, each through its own swizzled address (an open item); gemm_s8_b_col (B K-contiguous, ldmatrix for
-/// both): 104 / 200-228 bytes.
+/// both): 112 / 296-320 bytes (104 / 200-228 before `conjunctions_as_and`; the same speed on the H100:
+/// docs/bench-masks-2026-11-25; scripts/validate-ptx.sh's SPILL_ALLOWED has the per-target figures).
 #[test]
 fn examples_with_known_spills_stay_within_them() {
-    for (name, budget) in [("gemm_b_col.tir", 64), ("gemm_ab_col.tir", 128), ("gemm_s8_128.tir", 1024), ("gemm_s8_b_col.tir", 256)] {
+    for (name, budget) in [("gemm_b_col.tir", 64), ("gemm_ab_col.tir", 128), ("gemm_s8_128.tir", 1024), ("gemm_s8_b_col.tir", 320)] {
         let module = lowered(name).unwrap_or_else(|e| panic!("{name}: {e}"));
         compile_and_assemble_within(name, &module, budget);
     }
