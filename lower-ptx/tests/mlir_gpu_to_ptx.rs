@@ -128,3 +128,26 @@ fn module_without_gpu_module_is_an_error() {
         .unwrap_err();
     assert!(err.to_string().contains("no gpu.module"), "{err}");
 }
+
+#[test]
+fn translating_a_missing_gpu_module_is_an_error() {
+    let mlir = MlirToolchain::new();
+    let module = mlir.parse_module(KERNEL).unwrap();
+    let context = inkwell::context::Context::create();
+    let err = mlir.translate_gpu_module(&module, "no_such_module", &context).unwrap_err();
+    assert!(err.to_string().contains("no gpu.module @no_such_module"), "{err}");
+}
+
+/// The gpu.module must be lowered to the LLVM and NVVM dialects first; untranslatable ops come back as an error
+/// with MLIR's diagnostic, not a crash.
+#[test]
+fn translating_an_unlowered_gpu_module_is_an_error() {
+    let mlir = MlirToolchain::new();
+    let module = mlir.parse_module(KERNEL).unwrap();
+    let context = inkwell::context::Context::create();
+    let Err(Error::Mlir { message, diagnostics }) = mlir.translate_gpu_module(&module, "tile_kernels", &context) else {
+        panic!("an nvgpu-level gpu.module translated to LLVM IR");
+    };
+    assert!(message.contains("could not be translated"), "{message}");
+    assert!(!diagnostics.is_empty(), "{message}");
+}

@@ -187,9 +187,13 @@ fn conjunctions_as_and(module: &Module<'_>) {
                 } else {
                     continue;
                 };
-                let Some(logic) = logic.ok().and_then(|v| v.as_instruction()) else { continue };
-                select.replace_all_uses_with(&logic);
+                let Ok(logic) = logic else { continue };
+                let Some(instruction) = logic.as_instruction() else { continue };
+                let name = select.get_name().and_then(|n| n.to_str().ok()).unwrap_or_default().to_owned();
+                select.replace_all_uses_with(&instruction);
                 select.erase_from_basic_block();
+                logic.set_name(&name); // `--emit llvm` keeps the select's name
+
             }
         }
     }
@@ -309,5 +313,46 @@ impl NvptxTargetMachine {
             self.verify(module)?;
         }
         self.emit_ptx(module)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use inkwell::context::Context;
+    use inkwell::memory_buffer::MemoryBuffer;
+
+    /// `conjunctions_as_and` rewrites exactly the two short-circuit forms and leaves other `i1` selects alone.
+    #[test]
+    fn conjunctions_become_and_and_or() {
+        let input = r#"
+define void @k(i1 %a, i1 %b, i1 %c, ptr %p) {
+  %and = select i1 %a, i1 %b, i1 false
+  %or = select i1 %a, i1 true, i1 %c
+  %other = select i1 %a, i1 %b, i1 %c
+  %wide = select i1 %a, i32 1, i32 0
+  store volatile i1 %and, ptr %p
+  store volatile i1 %or, ptr %p
+  store volatile i1 %other, ptr %p
+  store volatile i32 %wide, ptr %p
+  ret void
+}
+"#;
+        let context = Context::create();
+        let buffer = MemoryBuffer::create_from_memory_range_copy(input.as_bytes(), "k");
+        let module = context.create_module_from_ir(buffer).unwrap();
+        super::conjunctions_as_and(&module);
+        module.verify().unwrap();
+        let text = module.print_to_string().to_string();
+        let body: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with('%')).collect();
+        assert_eq!(
+            body,
+            [
+                "%and = and i1 %a, %b",
+                "%or = or i1 %a, %c",
+                "%other = select i1 %a, i1 %b, i1 %c",
+                "%wide = select i1 %a, i32 1, i32 0",
+            ],
+            "{text}"
+        );
     }
 }
