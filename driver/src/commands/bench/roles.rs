@@ -28,12 +28,17 @@ pub struct GemmRoles {
 }
 
 const CONTRACT: &str =
-    "`tilec bench` needs a GEMM kernel: three rank-2 global tiles A (MxK), B (KxN), C (MxN) in this order, optionally f32 scalars named 'alpha' and 'beta'";
+    "`--shape M,N,K` needs a GEMM kernel: three rank-2 global tiles A (MxK), B (KxN), C (MxN) in this order, optionally f32 scalars named 'alpha' and 'beta'";
+
+/// What to do with any other kernel (trial finding 10: a GEMM with a fused epilogue was a dead end).
+const OTHER_KERNELS: &str = "for another kernel (a fused epilogue, attention) give each argument's shape with --arg NAME=SHAPE: \
+     `tilec tune FILE --arg ...` searches its attributes, and `tilec bundle FILE -o DIR --no-oracle --repeat 20 --arg ...` \
+     makes a bundle that `tilec-gpu-runner DIR` times on the GPU machine (`tilec bench` compares only GEMMs with cuBLAS)";
 
 /// Reads the GEMM roles of `func`, or says why it does not look like a GEMM.
 pub fn infer(func: &Func) -> Result<GemmRoles, Diagnostic> {
     let body = &func.body;
-    let not_gemm = |span: Span, why: String| Diagnostic::error(span, format!("@{} does not look like a GEMM: {why}", func.name)).with_note(CONTRACT);
+    let not_gemm = |span: Span, why: String| Diagnostic::error(span, format!("@{} does not look like a GEMM: {why}", func.name)).with_note(CONTRACT).with_note(OTHER_KERNELS);
     let mut tiles = Vec::new();
     let (mut alpha, mut beta) = (None, None);
     for (index, &arg) in func.args().iter().enumerate() {
