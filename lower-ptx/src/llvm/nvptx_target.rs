@@ -193,7 +193,6 @@ fn conjunctions_as_and(module: &Module<'_>) {
                 select.replace_all_uses_with(&instruction);
                 select.erase_from_basic_block();
                 logic.set_name(&name); // `--emit llvm` keeps the select's name
-
             }
         }
     }

@@ -121,7 +121,7 @@ impl MlirToolchain {
     /// Runs a textual pass pipeline (anchored on `builtin.module(...)`) on the module.
     ///
     /// The module was verified when it was parsed ([`Self::parse_module`]); MLIR's pass manager does not verify
-    /// it again after every pass (its default), as `mlir-opt -verify-each=0` does not: on `gemm.tir` those
+    /// it again after every pass (its default; `mlir-opt -verify-each=0` does the same): on `gemm.tir` those
     /// re-verifications were ~0.3 G of the ~3 G instructions of a cold compile through this backend, and the
     /// upstream passes keep a verified module valid (a failing conversion reports its own error).
     pub fn run_pipeline(&self, module: &mut Module<'_>, pipeline: &str) -> Result<()> {
