@@ -203,6 +203,8 @@ pub struct NvptxTargetMachine {
     machine: TargetMachine,
     target: Target,
     opt_level: OptLevel,
+    /// Whether [`Self::optimize`] ends with [`conjunctions_as_and`] (see [`Self::keeping_short_circuit_masks`]).
+    conjunctions_as_and: bool,
 }
 
 impl NvptxTargetMachine {
@@ -241,7 +243,17 @@ impl NvptxTargetMachine {
             machine,
             target,
             opt_level,
+            conjunctions_as_and: true,
         })
+    }
+
+    /// This machine without the [`conjunctions_as_and`] rewrite after the IR pipeline: what the MLIR backend
+    /// uses. Its masks are already `and`s (`arith.minui`), so the rewrite saves it little compile time, and it
+    /// changed the machine code of its `gemm.tir` (sm_90), which then ran 0.5% (4096³) and 1.4% (8192³) slower on
+    /// the H100 (docs/bench-masks-2026-11-25/mlir.md); without it that PTX is byte-identical to before.
+    pub fn keeping_short_circuit_masks(mut self) -> Self {
+        self.conjunctions_as_and = false;
+        self
     }
 
     /// The GPU target.
@@ -290,7 +302,9 @@ impl NvptxTargetMachine {
             .run_passes(&pipeline, &self.machine, options)
             .map_err(|e| Error::Llvm(format!("pass pipeline {pipeline}: {e}")))?;
         mark_parameters_noundef(module);
-        conjunctions_as_and(module);
+        if self.conjunctions_as_and {
+            conjunctions_as_and(module);
+        }
         Ok(())
     }
 

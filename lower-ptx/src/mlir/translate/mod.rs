@@ -102,7 +102,7 @@ pub fn compile(module: &Module, target: Target, opt: OptLevel) -> Result<Compile
     toolchain.run_pipeline(&mut parsed, &mlir_backend_pipeline())?;
     let context = inkwell::context::Context::create();
     let llvm = toolchain.translate_gpu_module(&parsed, GPU_MODULE_NAME, &context)?;
-    let machine = NvptxTargetMachine::new(target, opt)?;
+    let machine = NvptxTargetMachine::new(target, opt)?.keeping_short_circuit_masks();
     let ptx = machine.compile_to_ptx(&llvm)?;
     Ok(CompiledModule { ptx, kernels })
 }
