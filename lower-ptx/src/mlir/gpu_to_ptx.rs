@@ -3,7 +3,7 @@ use std::rc::Rc;
 
 use melior::dialect::DialectRegistry;
 use melior::ir::attribute::ArrayAttribute;
-use melior::ir::operation::OperationLike;
+use melior::ir::operation::{OperationLike, OperationRef};
 use melior::ir::{AttributeLike, BlockLike, Module};
 use melior::pass::PassManager;
 use melior::utility::{
@@ -150,17 +150,8 @@ impl MlirToolchain {
         context: &'c inkwell::context::Context,
     ) -> Result<inkwell::module::Module<'c>> {
         self.take_diagnostics();
-        let quoted = format!("\"{name}\"");
-        let mut next = module.body().first_operation();
-        let gpu_module = loop {
-            let Some(operation) = next else {
-                return Err(self.error(format!("the module has no gpu.module @{name} to translate to LLVM IR")));
-            };
-            next = operation.next_in_block();
-            let is_gpu_module = operation.name().as_string_ref().as_str().ok() == Some("gpu.module");
-            if is_gpu_module && operation.attribute("sym_name").is_ok_and(|a| a.to_string() == quoted) {
-                break operation;
-            }
+        let Some(gpu_module) = top_level_ops(module, "gpu.module").find(|op| symbol_name(op) == name) else {
+            return Err(self.error(format!("the module has no gpu.module @{name} to translate to LLVM IR")));
         };
         // SAFETY: `gpu_module` is a live operation of `module`. `context` is an LLVM context of the LLVM that
         // MLIR's translation links against (one statically linked LLVM in this process): the two crates'
@@ -185,7 +176,8 @@ impl MlirToolchain {
         opt_level: OptLevel,
     ) -> Result<Vec<GpuBinaryPtx>> {
         let mut module = self.parse_module(mlir_text)?;
-        // The LLVM backend's codegen options (`-disable-lsr`), as in `mlir::translate::compile`.
+        // The LLVM backend's codegen options (`-disable-lsr`), which `gpu-module-to-binary`'s code generation reads
+        // (the `--backend mlir` translation gets them from `NvptxTargetMachine::new`).
         crate::llvm::nvptx_target::set_codegen_options(opt_level);
         self.run_pipeline(&mut module, &gpu_to_ptx_pipeline(target, opt_level))?;
         let chip = format!("chip = \"{}\"", target.chip());
@@ -202,6 +194,17 @@ impl MlirToolchain {
     }
 }
 
+/// The operations named `op_name` (`gpu.module`, `gpu.binary`) at the top level of `module`, in order.
+fn top_level_ops<'c, 'a>(module: &'a Module<'c>, op_name: &'a str) -> impl Iterator<Item = OperationRef<'c, 'a>> + 'a {
+    std::iter::successors(module.body().first_operation(), |op| op.next_in_block())
+        .filter(move |op| op.name().as_string_ref().as_str().ok() == Some(op_name))
+}
+
+/// An operation's `sym_name` without its quotes (empty when it has none).
+fn symbol_name(operation: &OperationRef<'_, '_>) -> String {
+    operation.attribute("sym_name").map(|a| a.to_string().trim_matches('"').to_string()).unwrap_or_default()
+}
+
 /// Reads the PTX out of every `gpu.binary` op at the top level of `module` (after
 /// `gpu-module-to-binary{format=isa}`).
 ///
@@ -209,17 +212,8 @@ impl MlirToolchain {
 /// exactly, rather than unescaping the printed `assembly = "...\0A..."` text.
 pub fn extract_gpu_binaries(module: &Module<'_>) -> Result<Vec<GpuBinaryPtx>> {
     let mut binaries = Vec::new();
-    let mut next = module.body().first_operation();
-    while let Some(operation) = next {
-        next = operation.next_in_block();
-        if operation.name().as_string_ref().as_str().ok() != Some("gpu.binary") {
-            continue;
-        }
-        let binary = operation
-            .attribute("sym_name")
-            .ok()
-            .map(|a| a.to_string().trim_matches('"').to_string())
-            .unwrap_or_default();
+    for operation in top_level_ops(module, "gpu.binary") {
+        let binary = symbol_name(&operation);
         let objects = operation
             .attribute("objects")
             .ok()
