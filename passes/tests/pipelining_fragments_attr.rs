@@ -82,7 +82,7 @@ fn a_value_that_is_not_a_bool_is_diagnosed() {
     m.funcs[0].attrs.insert(FRAGMENTS_AHEAD_ATTR.into(), Attribute::Int(2));
     let err = SoftwarePipeline::default().run(&mut m, &mut PassContext::new(Target::Sm90)).unwrap_err();
     assert!(err.message.contains("fragments_ahead = 2: expected true or false"), "{}", err.message);
-    let forced = SoftwarePipeline { stages: Some(4), fragments_ahead: Some(false) };
+    let forced = SoftwarePipeline { stages: Some(4), fragments_ahead: Some(false), tail: Some(tilec_ir::ops::PipelineTail::Peeled) };
     forced.run(&mut m, &mut PassContext::new(Target::Sm90)).unwrap();
     assert_eq!(m.funcs[0].attrs.get(FRAGMENTS_AHEAD_ATTR), Some(&Attribute::Int(2)));
 }

@@ -370,6 +370,48 @@ impl AttrValue for MmaInstruction {
     }
 }
 
+/// How the software pipeline runs the `T % S` iterations that a main loop unrolled `S` times leaves over (the
+/// kernel attribute `pipeline_tail`): `"peeled"` or `"guarded"` (a string or a bare keyword).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PipelineTail {
+    /// After the main loop, one more copy of the body per leftover iteration (`S - 1` copies, each run 0 or 1
+    /// times): the main loop's trips are straight-line code.
+    Peeled,
+    /// In the main loop's last trip: copies `1 .. S` of the unrolled body each run where their iteration exists.
+    /// `S - 1` fewer copies of the body (less code to compile, fewer registers where the leftover copies made
+    /// ptxas allocate more), a branch between the copies of every trip.
+    Guarded,
+}
+
+impl PipelineTail {
+    /// The name the attribute writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            PipelineTail::Peeled => "peeled",
+            PipelineTail::Guarded => "guarded",
+        }
+    }
+}
+
+impl AttrValue for PipelineTail {
+    const EXPECTED: &'static str = "\"peeled\" or \"guarded\"";
+
+    fn decode(attr: &Attribute) -> Option<PipelineTail> {
+        match attr {
+            Attribute::Str(s) | Attribute::Keyword(s) => match s.as_str() {
+                "peeled" => Some(PipelineTail::Peeled),
+                "guarded" => Some(PipelineTail::Guarded),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn encode(&self) -> Option<Attribute> {
+        Some(Attribute::Str(self.name().to_string()))
+    }
+}
+
 /// The `m × n × k` shape of a tensor-core instruction: `mmaShape = [16, 8, 16]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MmaShape {

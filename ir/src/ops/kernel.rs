@@ -7,7 +7,7 @@
 use crate::attr::Attribute;
 use crate::body::Func;
 use crate::ops::{AttrDef, AttrValue};
-use crate::ops::attr_value::{MmaInstruction, Tolerance};
+use crate::ops::attr_value::{MmaInstruction, PipelineTail, Tolerance};
 
 /// The alignment in bytes that global-to-shared copies may assume of global tiles: one number for every
 /// global tile, or one per kernel argument (`global_alignment = 16` or `[16, 2, 16]`), each 16, 8, 4, 2 or 1.
@@ -162,6 +162,7 @@ kernel_attributes! {
     pipeline_stages: Option<u32> = None ; "Stages of the software pipeline of the main loop, 1..=8 (1: no pipelining; default: 4, or as many as fit in shared memory; more than fit is an error at the attribute).",
     warp_specialize: Option<bool> = None ; "Whether the main loop gets a producer warpgroup (TMA and cp.async loads into an mbarrier ring with full and empty barriers, `setmaxnreg`) beside the `num_warps` consumer warps that run the wgmmas (sm_90a, wgmma with TMA loads; an error at the loop where it is not legal; default false).",
     fragments_ahead: Option<bool> = None ; "Whether the pipeliner loads the next k-step's register fragments during this one's mma (default true).",
+    pipeline_tail: Option<PipelineTail> = None ; "How the software pipeline runs the iterations its main loop (unrolled once per stage) leaves over: `\"peeled\"` (default: one more copy of the body per leftover iteration, after the loop) or `\"guarded\"` (in the loop's last trip, each copy but the first runs where its iteration exists: fewer copies of the body, fewer registers where those copies cost some, a branch between the copies).",
     mma: Option<MmaInstruction> = None ; "Which tensor-core instruction `tile.mma` becomes: `\"wgmma\"` (sm_90a: warpgroup MMA reading A and B from shared memory; an error where it is not legal) or `\"mma_sync\"`; by default wgmma on sm_90a where legal, else mma.sync (a `--remarks` remark says why).",
     persistent: Option<bool> = None ; "Whether the kernel runs on a persistent grid (the `persistent-grid` pass): the launch is P blocks (P = min(tiles, SMs x resident blocks per SM), chosen at launch; `tilec sim` picks a P that does not divide the tiles) and each loops over the logical grid's tiles `t = block_id; t < tiles; t += P`, in grouped order under `raster_group`; the logical grid travels as three hidden `index` arguments after the kernel's own. An error where it cannot be lowered (default false).",
     raster_group: Option<u32> = None ; "Group size of the grouped block order for L2 reuse (the rasterize pass): 1..=65535 rows of blocks; default off (the plain block order, as 1).",

@@ -28,7 +28,7 @@ pub mod wgmma;
 
 pub use binary::BinaryArith;
 pub use unary::UnaryMath;
-pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaInstruction, MmaShape, Probe, ReduceKind, ShuffleMode, Tolerance};
+pub use attr_value::{AttrValue, CmpPredicate, GridAxis, Literal, MatrixOrder, MmaInstruction, MmaShape, PipelineTail, Probe, ReduceKind, ShuffleMode, Tolerance};
 
 use crate::attr::Attribute;
 use crate::body::{OpSpec, Operation, Value};

@@ -38,6 +38,14 @@
 //! Each stage is its own `tile.alloc_shared` (`%sa`, `%sa_stage1`, ...); the loop is unrolled `S` times so that
 //! every copy names its stage statically.
 //!
+//! The tail (`pipeline_tail`, pass option `tail=`): *peeled* (the default), the unrolled loop runs `T - T % S`
+//! iterations and `S - 1` more copies of the body after it (each a loop of 0 or 1 trips, stage `j`) run the rest;
+//! *guarded*, the unrolled loop runs all `T`, its copies `1 .. S` each a loop of 0 or 1 trips (`k0 + j*step < ub`),
+//! so that the last trip runs the `T % S` left and ends it: no copies after the loop (less code, and fewer
+//! registers where ptxas allocated some for them), a branch between the copies of every trip. Measured on the H100
+//! (docs/bench-tail-2026-11-25): guarded is faster for the attention kernels (up to 1.35x, by occupancy) and up to
+//! 10-18% slower for the 255-register mma.sync GEMMs, whose schedule ptxas builds around the branches.
+//!
 //! # TMA loads: the mbarrier ring (sm_90a)
 //! A body whose copies are (partly) `nvgpu.tma.async.load`s, as `lower-tile-to-nvgpu` makes them on sm_90a
 //! (thread 0's `arrive.expect_tx` with the run's box bytes and its loads on one mbarrier, then every thread's
@@ -110,7 +118,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use tilec_ir::ops::{CmpPredicate, Literal};
+use tilec_ir::ops::{CmpPredicate, Literal, PipelineTail};
 use tilec_ir::typed::{self, AnyOp};
 use tilec_ir::{BlockId, Diagnostic, Func, Module, OpId, OpKind, OpSpec, ScalarType, Span, Type, TypedOp, Value};
 
@@ -142,6 +150,9 @@ pub struct SoftwarePipeline {
     /// Whether to load the first k sub-step's fragments one iteration ahead (`fragments=on|off`); overrides
     /// the function attribute `fragments_ahead`.
     pub fragments_ahead: Option<bool>,
+    /// How the iterations the unrolled main loop leaves over run (`tail=peeled|guarded`); overrides the
+    /// function attribute `pipeline_tail`.
+    pub tail: Option<PipelineTail>,
 }
 
 impl SoftwarePipeline {
@@ -151,7 +162,15 @@ impl SoftwarePipeline {
 
     /// Builds the pass from its pipeline options (`stages=N`, `fragments=on|off`).
     pub fn from_options(options: &PassOptions) -> Result<SoftwarePipeline, Diagnostic> {
-        options.expect_only(Self::NAME, &["stages", "fragments"])?;
+        options.expect_only(Self::NAME, &["stages", "fragments", "tail"])?;
+        let tail = match options.get("tail") {
+            None => None,
+            Some("peeled") => Some(PipelineTail::Peeled),
+            Some("guarded") => Some(PipelineTail::Guarded),
+            Some(other) => {
+                return Err(Diagnostic::error(options.span, format!("software-pipeline: tail must be 'peeled' or 'guarded', not '{other}'")))
+            }
+        };
         let fragments_ahead = match options.get("fragments") {
             None => None,
             Some("on") => Some(true),
@@ -170,7 +189,7 @@ impl SoftwarePipeline {
                 Some(n)
             }
         };
-        Ok(SoftwarePipeline { stages, fragments_ahead })
+        Ok(SoftwarePipeline { stages, fragments_ahead, tail })
     }
 }
 
@@ -222,18 +241,22 @@ impl crate::Pass for SoftwarePipeline {
                 Some(on) => on,
                 None => kernel_attrs(func)?.fragments_ahead.unwrap_or(true),
             };
+            let tail = match self.tail {
+                Some(tail) => tail,
+                None => kernel_attrs(func)?.pipeline_tail.unwrap_or(PipelineTail::Peeled),
+            };
             // Unverified IR with a mistyped attribute: an error unless the options say everything else the pass
             // reads (as for the attributes above); the verifier rejects such IR before any pass runs.
             let specialize = match kernel_attrs(func) {
                 Ok(attrs) => attrs.warp_specialize.unwrap_or(false).then_some(attrs.num_warps),
-                Err(_) if self.stages.is_some() && self.fragments_ahead.is_some() => None,
+                Err(_) if self.stages.is_some() && self.fragments_ahead.is_some() && self.tail.is_some() => None,
                 Err(e) => return Err(e),
             };
             if specialize.is_some() {
                 warp_specialize_func(func, stages)?;
                 continue;
             }
-            for (span, why) in pipeline_func(func, stages, fragments_ahead, explicit)? {
+            for (span, why) in pipeline_func(func, stages, fragments_ahead, tail, explicit)? {
                 // Asked for by the kernel (or the pass option) and not done: the user must hear it.
                 if explicit {
                     cx.warn(
@@ -336,7 +359,7 @@ fn stages_too_many(func: &Func, stages: u32, limit: u64, chip: &str, span: Span)
 /// A loop waiting on an mbarrier inside another loop (`persistent = true` makes such nests) must become a ring
 /// whose phases continue through the enclosing loop: where it cannot, the lowering's per-iteration parity
 /// would restart at every run of the loop, so that is an error at the loop, not a remark.
-pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explicit: bool) -> Result<Vec<(Span, String)>, Diagnostic> {
+pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, tail: PipelineTail, explicit: bool) -> Result<Vec<(Span, String)>, Diagnostic> {
     let mut loops = Vec::new();
     func.body.walk(func.entry, &mut |op| loops.push(op));
     loops.retain(|&op| func.body.op(op).kind == OpKind::For);
@@ -368,7 +391,7 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, explic
                 func.body.op(l).span,
                 format!("all its copies are synchronous ({GLOBAL_ALIGNMENT_ATTR} below 4 bytes); set {STAGES_ATTR} to pipeline them anyway"),
             )),
-            Ok(Some(plan)) => transform(func, l, &plan, stages, fragments_ahead),
+            Ok(Some(plan)) => transform(func, l, &plan, stages, fragments_ahead, tail),
             Ok(None) => {}
             Err(why) => skipped.push((func.body.op(l).span, why)),
         }
@@ -1221,6 +1244,37 @@ impl Ring<'_> {
         (values, next)
     }
 
+    /// [`Ring::step`] for the iteration at `k` where it exists (`k < ub`): a loop of 0 or 1 trips carrying
+    /// `carried` and `frags` through (their types `tys`). Returns its results, split as `step`'s.
+    #[allow(clippy::too_many_arguments)]
+    fn step_if_live(
+        &self,
+        func: &mut Func,
+        at: &Emitter,
+        k: Value,
+        stage: usize,
+        (one, zero): (Value, Value),
+        tys: &[Type],
+        carried: &[Value],
+        frags: &[Value],
+    ) -> (Vec<Value>, Vec<Value>) {
+        let live = at.cmp(func, CmpPredicate::Lt, k, self.ub);
+        let trips = at.select(func, live, one, zero);
+        let block = func.body.new_block();
+        func.body.add_block_arg(block, Type::INDEX, None, Span::UNKNOWN);
+        let args: Vec<Value> = tys.iter().map(|t| func.body.add_block_arg(block, t.clone(), None, Span::UNKNOWN)).collect();
+        let e = Emitter::at_end(block, at.span);
+        let n = carried.len();
+        let (next, next_frags) = self.step(func, &e, k, stage, &args[..n], &args[n..]);
+        e.emit(func, typed::Yield { values: next.iter().chain(&next_frags).copied().collect() }.into_spec());
+        let inits: Vec<Value> = carried.iter().chain(frags).copied().collect();
+        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits, pipeline_stages: None, hoist: None }.into_spec().region(block).span(at.span);
+        spec.result_types = tys.to_vec();
+        let id = at.emit(func, spec);
+        let results = func.body.op(id).results.clone();
+        (results[..n].to_vec(), results[n..].to_vec())
+    }
+
     /// One iteration in whichever form the ring uses; `frags` are carried fragments (empty without).
     fn step(&self, func: &mut Func, at: &Emitter, k: Value, stage: usize, carried: &[Value], frags: &[Value]) -> (Vec<Value>, Vec<Value>) {
         match &self.frag {
@@ -1461,7 +1515,7 @@ fn stage_allocs(func: &mut Func, plan: &LoopPlan, s: i64) -> HashMap<Value, Vec<
 
 // Invariant: `plan.tiles` are results of placed `tile.alloc_shared` ops (`LoopPlan` only accepts those).
 #[allow(clippy::expect_used)]
-fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_ahead: bool) {
+fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_ahead: bool, tail: PipelineTail) {
     let s = stages as i64;
     let lop = func.body.op(l).clone();
     let span = lop.span;
@@ -1537,7 +1591,10 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
         }
     }
 
-    // 4. The main loop, unrolled S times: stage j in copy j.
+    // 4. The main loop, unrolled S times: stage j in copy j. Peeled: it runs T - T % S iterations, all of its
+    // copies in every trip. Guarded: it runs all T; copy 0 runs in every trip (`k0 < ub`), copies 1 .. S-1 where
+    // their iteration exists (`k0 + j*step < ub`, each a loop of 0 or 1 trips): all of them but in the last trip,
+    // which runs the T % S iterations left and ends the loop.
     let main_block = func.body.new_block();
     let iv_name = func.body.value(iv).name.clone();
     let k0 = func.body.add_block_arg(main_block, Type::INDEX, iv_name, Span::UNKNOWN);
@@ -1547,33 +1604,31 @@ fn transform(func: &mut Func, l: OpId, plan: &LoopPlan, stages: u32, fragments_a
     let inner = Emitter::at_end(main_block, span);
     for j in 0..s {
         let k = inner.add_steps(func, k0, j, step);
-        (carried, fr) = ring.step(func, &inner, k, j as usize, &carried, &fr);
+        (carried, fr) = match tail {
+            PipelineTail::Guarded if j > 0 => ring.step_if_live(func, &inner, k, j as usize, (one, zero), &all_tys, &carried, &fr),
+            _ => ring.step(func, &inner, k, j as usize, &carried, &fr),
+        };
     }
     let yielded: Vec<Value> = carried.iter().chain(&fr).copied().collect();
     inner.emit(func, typed::Yield { values: yielded }.into_spec());
     let inits: Vec<Value> = inits.iter().chain(&frags).copied().collect();
-    let mut spec = typed::For { lower: lb, upper: main_end, step: big_step, inits, pipeline_stages: None, hoist: None }.into_spec().region(main_block).span(span);
+    let upper = match tail {
+        PipelineTail::Peeled => main_end,
+        PipelineTail::Guarded => ub,
+    };
+    let mut spec = typed::For { lower: lb, upper, step: big_step, inits, pipeline_stages: None, hoist: None }.into_spec().region(main_block).span(span);
     spec.result_types = all_tys.clone();
     spec.attrs = lop.attrs.clone();
     let main_loop = pro.emit(func, spec);
     let mut results = func.body.op(main_loop).results.clone();
 
-    // 5. The remaining T % S < S iterations, each a loop of 0 or 1 trips, stage j.
-    for j in 0..s - 1 {
-        let k = pro.add_steps(func, main_end, j, step);
-        let live = pro.cmp(func, CmpPredicate::Lt, k, ub);
-        let trips = pro.select(func, live, one, zero);
-        let block = func.body.new_block();
-        func.body.add_block_arg(block, Type::INDEX, None, Span::UNKNOWN);
-        let args: Vec<Value> = all_tys.iter().map(|t| func.body.add_block_arg(block, t.clone(), None, Span::UNKNOWN)).collect();
-        let e = Emitter::at_end(block, span);
-        let (next, next_fr) = ring.step(func, &e, k, j as usize, &args[..n_carried], &args[n_carried..]);
-        let yielded: Vec<Value> = next.iter().chain(&next_fr).copied().collect();
-        e.emit(func, typed::Yield { values: yielded }.into_spec());
-        let mut spec = typed::For { lower: zero, upper: trips, step: one, inits: results, pipeline_stages: None, hoist: None }.into_spec().region(block).span(span);
-        spec.result_types = all_tys.clone();
-        let id = pro.emit(func, spec);
-        results = func.body.op(id).results.clone();
+    // 5. Peeled: the remaining T % S < S iterations, each a loop of 0 or 1 trips, stage j.
+    if tail == PipelineTail::Peeled {
+        for j in 0..s - 1 {
+            let k = pro.add_steps(func, main_end, j, step);
+            let (next, next_fr) = ring.step_if_live(func, &pro, k, j as usize, (one, zero), &all_tys, &results[..n_carried], &results[n_carried..]);
+            results = next.into_iter().chain(next_fr).collect();
+        }
     }
     // Nothing in flight after the loop (TMA loads are issued only for iterations that wait for them).
     if plan.has_async_wait {
