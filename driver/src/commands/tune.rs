@@ -88,6 +88,46 @@ fn push_distinct(compiled: &mut Vec<Compiled>, candidate: Compiled) {
     }
 }
 
+/// Compiles every candidate of `space` with `compile`, on as many threads as the machine has processors (at
+/// most one per candidate): each compilation is independent (its own parse, passes, LLVM or MLIR context and
+/// ptxas process), and a search of 16 candidates is mostly compilation and ptxas. The results come back in the
+/// order of `space`, whatever the threads' timing, so the report, the skipped list and which of two identical
+/// kernels is kept ([`push_distinct`]) are the same as one candidate after the other.
+fn compile_all<F>(space: Vec<BTreeMap<String, AttrValue>>, compile: F) -> (Vec<Compiled>, Vec<Skipped>)
+where
+    F: Fn(&str, &BTreeMap<String, AttrValue>) -> Result<Compiled, Skipped> + Sync,
+{
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).clamp(1, space.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<(usize, Result<Compiled, Skipped>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(attrs) = space.get(i) else { break done };
+                        done.push((i, compile(&candidate_name(attrs), attrs)));
+                    }
+                })
+            })
+            .collect();
+        // A worker that panicked loses its candidates' results; the panic is not swallowed (none is expected:
+        // the library code reachable from here has no unwrap/expect/panic, `make lint`).
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|payload| std::panic::resume_unwind(payload))).collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    let mut compiled = Vec::new();
+    let mut skipped = Vec::new();
+    for (_, result) in results {
+        match result {
+            Ok(c) => push_distinct(&mut compiled, c),
+            Err(skip) => skipped.push(skip),
+        }
+    }
+    (compiled, skipped)
+}
+
 /// A candidate that was not compiled, and why.
 struct Skipped {
     name: String,
@@ -145,10 +185,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
     }
     let setup = Setup { source: &source, target, backend: args.backend, ptxas: ptxas.as_ref(), roles: &roles };
 
-    let mut jobs = Vec::new();
-    let mut skipped = Vec::new();
-    for attrs in space {
-        let name = candidate_name(&attrs);
+    let (jobs, skipped) = compile_all(space, |name, attrs| {
         let template = BenchBundle {
             ptx: "kernel.ptx".into(),
             kernel: String::new(),
@@ -163,11 +200,8 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
             gemm: gemm.clone(),
             params: Vec::new(),
         };
-        match compile(&setup, func, &name, &attrs, template) {
-            Ok(job) => push_distinct(&mut jobs, job),
-            Err(skip) => skipped.push(skip),
-        }
-    }
+        compile(&setup, func, name, attrs, template)
+    });
     report_skipped(&skipped, jobs.is_empty(), args.verbose, target)?;
 
     match (&args.bundle, gpu) {

@@ -56,7 +56,7 @@ impl Default for MlirToolchain {
 }
 
 impl MlirToolchain {
-    /// Creates the context and registers everything (global pass registration happens once per process).
+    /// Creates the context and registers everything (the global pass registration once per process).
     pub fn new() -> Self {
         let registry = DialectRegistry::new();
         register_all_dialects(&registry);
@@ -64,7 +64,10 @@ impl MlirToolchain {
         context.append_dialect_registry(&registry);
         context.load_all_available_dialects();
         register_all_llvm_translations(&context);
-        register_all_passes();
+        // MLIR's pass registry is one per process, filled without a lock: registered once, so that toolchains
+        // made on several threads at a time (`tilec tune` compiles its candidates in parallel) do not race.
+        static PASSES: std::sync::Once = std::sync::Once::new();
+        PASSES.call_once(register_all_passes);
 
         let diagnostics = Rc::new(RefCell::new(Vec::new()));
         let sink = Rc::clone(&diagnostics);

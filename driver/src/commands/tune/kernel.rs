@@ -20,7 +20,7 @@ use tilec_gpu_runner::tune::{self, AttrValue, Candidate, TuneJob, TuneWork};
 use tilec_gpu_runner::Bundle;
 use tilec_ir::{Func, SourceFile};
 
-use super::{candidate_name, candidates, pick, push_distinct, report_skipped, stem, write_best, write_candidates, Compiled, Skipped};
+use super::{candidates, compile_all, pick, report_skipped, stem, write_best, write_candidates, Compiled, Skipped};
 use crate::cli::{backend_name, RunInputs, TuneArgs};
 use crate::commands::bench::open_gpu_unless_bundling;
 use crate::commands::bundle::{abi_params, tensor_extents};
@@ -50,15 +50,7 @@ pub(super) fn run(args: &TuneArgs) -> Result<String, DriverError> {
         eprintln!("tilec tune: note: ptxas not found: candidates are not assembled here (no register counts; the GPU's driver assembles them)");
     }
     let setup = Setup { source: &source, args, target, ptxas: ptxas.as_ref() };
-    let mut compiled = Vec::new();
-    let mut skipped = Vec::new();
-    for attrs in space {
-        let name = candidate_name(&attrs);
-        match compile(&setup, func, &name, &attrs) {
-            Ok(c) => push_distinct(&mut compiled, c),
-            Err(skip) => skipped.push(skip),
-        }
-    }
+    let (compiled, skipped) = compile_all(space, |name, attrs| compile(&setup, func, name, attrs));
     report_skipped(&skipped, compiled.is_empty(), args.verbose, target)?;
     let stem = stem(&args.input, &func.name);
     let Some((ctx, stream, _cublas)) = gpu else {
