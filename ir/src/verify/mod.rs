@@ -57,15 +57,37 @@ pub fn verify_func(func: &Func) -> Vec<Diagnostic> {
     v.diags
 }
 
-/// The most 32-bit registers one register tile may take per thread: the 255 a thread has. A larger tile
-/// cannot be held at all (it would live in local memory), and its lowering is as large as the tile.
+/// The most 32-bit registers a thread may have: 255, on every target tilec compiles for.
 pub const MAX_TILE_REGISTERS_PER_THREAD: u64 = 255;
 
-/// Every register tile fits in the registers of the kernel's threads ([`MAX_TILE_REGISTERS_PER_THREAD`]
-/// each, over `num_warps` warps).
+/// The 32-bit registers one thread block may use on every target tilec compiles for (sm_80 … sm_90a: the
+/// 64 K registers of an SM): a block of `t` threads gives each at most `65536 / t` of them, fewer than 255 from
+/// 512 threads (16 warps) up.
+pub const REGISTERS_PER_BLOCK: u64 = 65536;
+
+/// Registers a kernel needs beside a register tile: addresses, loop counters, masks, the next operands of an mma.
+/// A tile that leaves fewer is not held in registers: ptxas moves it to local memory (a 256x256 f32 tile over
+/// 16 warps, 128 of the 128 registers a thread has there, spilled 16 KB per thread).
+pub const REGISTERS_BESIDE_A_TILE: u64 = 16;
+
+/// The registers each of `threads` threads may have.
+pub fn registers_per_thread(threads: u64) -> u64 {
+    MAX_TILE_REGISTERS_PER_THREAD.min(REGISTERS_PER_BLOCK / threads.max(1))
+}
+
+/// The registers per thread a register tile of `registers` 32-bit registers (in all) may take over `threads`
+/// threads: what a thread has, less [`REGISTERS_BESIDE_A_TILE`].
+fn tile_register_budget(threads: u64) -> u64 {
+    registers_per_thread(threads).saturating_sub(REGISTERS_BESIDE_A_TILE)
+}
+
+/// Every register tile fits in the registers of the kernel's threads: at most [`registers_per_thread`] each
+/// (255, fewer from 16 warps up), less [`REGISTERS_BESIDE_A_TILE`]. The error names a `num_warps` that would fit
+/// the tile when one exists (a power of two up to 32 warps), else says that no block can hold it.
 fn register_tiles_fit(func: &Func) -> Vec<Diagnostic> {
     let warps = KernelAttrs::of(func).map_or(crate::ops::kernel::DEFAULT_NUM_WARPS, |a| a.num_warps).max(1);
     let threads = u64::from(warps) * 32;
+    let budget = tile_register_budget(threads);
     let mut diags = Vec::new();
     func.body.walk(func.entry, &mut |id| {
         let op = func.body.op(id);
@@ -75,15 +97,33 @@ fn register_tiles_fit(func: &Func) -> Vec<Diagnostic> {
                 continue;
             }
             let Some(elements) = t.num_elements() else { continue };
-            let registers = elements.saturating_mul(u64::from(t.elem.bit_width())).div_ceil(32).div_ceil(threads);
-            if registers > MAX_TILE_REGISTERS_PER_THREAD {
-                diags.push(Diagnostic::error(
+            let total = elements.saturating_mul(u64::from(t.elem.bit_width())).div_ceil(32);
+            let registers = total.div_ceil(threads);
+            if registers <= budget {
+                continue;
+            }
+            let has = registers_per_thread(threads);
+            let fits_with = (0..=5u32)
+                .map(|e| 1u64 << e)
+                .filter(|&w| w > u64::from(warps))
+                .find(|&w| total.div_ceil(w * 32) <= tile_register_budget(w * 32));
+            let advice = match fits_with {
+                Some(w) => format!(
+                    "use smaller tiles, or num_warps = {w} ({} registers per thread)",
+                    total.div_ceil(w * 32)
+                ),
+                None => format!(
+                    "use smaller tiles: with any number of warps it takes more of the {REGISTERS_PER_BLOCK} registers of a thread block than leave room for the rest of the kernel"
+                ),
+            };
+            diags.push(
+                Diagnostic::error(
                     op.span,
                     format!(
-                        "'{t}' needs {registers} registers per thread over {warps} warp(s), more than the {MAX_TILE_REGISTERS_PER_THREAD} a thread has; use smaller tiles or more warps"
+                        "'{t}' needs {registers} registers per thread over {warps} warp(s), more than the {budget} a tile may take ({has} a thread has, less {REGISTERS_BESIDE_A_TILE} for the rest of the kernel); {advice}"
                     ),
-                ));
-            }
+                ),
+            );
         }
     });
     diags
