@@ -67,7 +67,11 @@ pub fn compile_error(source: &SourceFile, error: tilec_compiler::CompileError) -
 pub fn write_output(path: &str, contents: &[u8]) -> Result<(), DriverError> {
     if path == "-" {
         let mut out = std::io::stdout().lock();
-        return out.write_all(contents).and_then(|_| out.flush()).map_err(|e| DriverError::io("<stdout>", &e));
+        return match out.write_all(contents).and_then(|_| out.flush()) {
+            // The reader is done (`tilec k.tir | head`): as for `cat`, not an error (the rest is not wanted).
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other.map_err(|e| DriverError::io("<stdout>", &e)),
+        };
     }
     let target = Path::new(path);
     if target.is_dir() {

@@ -181,7 +181,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
     };
     let ptxas = tilec_lower_ptx::ptxas::Ptxas::locate().ok();
     if ptxas.is_none() {
-        eprintln!("tilec tune: note: ptxas not found: candidates are not assembled here (no register counts; the GPU's driver assembles them)");
+        eprintln!("tilec tune: note: ptxas not found: candidates are not assembled here (no register counts; the GPU's driver assembles them); set PTXAS=/path/to/ptxas or put it on PATH");
     }
     let setup = Setup { source: &source, target, backend: args.backend, ptxas: ptxas.as_ref(), roles: &roles };
 
@@ -205,7 +205,7 @@ pub fn run(args: &TuneArgs) -> Result<String, DriverError> {
     report_skipped(&skipped, jobs.is_empty(), args.verbose, target)?;
 
     match (&args.bundle, gpu) {
-        (Some(dir), _) => write_candidates(dir, &stem(&args.input, &func.name), &jobs, target),
+        (Some(dir), _) => write_candidates(&args.input, dir, &stem(&args.input, &func.name), &jobs, target),
         (None, Some((ctx, stream, cublas))) => {
             let jobs: Vec<TuneJob> = jobs.into_iter().map(|c| c.job).collect();
             let records = tune::run_jobs(&ctx, &stream, Some(&cublas), &jobs);
@@ -469,7 +469,7 @@ const CANDIDATE_FILES: [&str; 4] = [runner::BENCH_JSON, tilec_gpu_runner::BUNDLE
 
 /// Writes every candidate into `DIR/<stem>_<candidate>/`; candidates of an earlier run for the same file that
 /// this run does not write are removed, so that `tilec-gpu-runner tune DIR` runs exactly this run's candidates.
-fn write_candidates(dir: &str, stem: &str, compiled: &[Compiled], target: tilec_ir::Target) -> Result<String, DriverError> {
+fn write_candidates(input: &str, dir: &str, stem: &str, compiled: &[Compiled], target: tilec_ir::Target) -> Result<String, DriverError> {
     let root = Path::new(dir);
     let names: BTreeSet<String> = compiled.iter().map(|c| format!("{stem}_{}", c.job.candidate.name)).collect();
     if let Ok(entries) = std::fs::read_dir(root) {
@@ -513,7 +513,7 @@ fn write_candidates(dir: &str, stem: &str, compiled: &[Compiled], target: tilec_
         ));
     }
     out.push_str(&format!(
-        "{} candidate(s) in {dir}: run `tilec-gpu-runner tune {dir} --json RECORDS` on the GPU machine, then `tilec tune INPUT --results RECORDS`\n",
+        "{} candidate(s) in {dir}: run `tilec-gpu-runner tune {dir} --json RECORDS` on the GPU machine, then `tilec tune {input} --results RECORDS`\n",
         compiled.len()
     ));
     Ok(out)

@@ -284,7 +284,7 @@ pub fn default_launch(func: &Func, args: &[ArgValue]) -> Result<Launch, InterpEr
             }
             None if used[axis] => {
                 return Err(error(format!(
-                    "cannot derive the grid along '{}' from the kernel's stores; give it as an attribute, e.g. 'attributes {{grid = [4, 4, 1]}}'",
+                    "cannot derive the grid along '{}' from the kernel's stores; give it as an attribute, e.g. 'attributes {{grid = [4, 4, 1]}}', or on the command line (`--grid 4,4,1`)",
                     ["x", "y", "z"][axis]
                 )))
             }

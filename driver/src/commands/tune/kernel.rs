@@ -47,7 +47,7 @@ pub(super) fn run(args: &TuneArgs) -> Result<String, DriverError> {
     let func = select_func(&module, args.func.as_deref())?;
     let ptxas = tilec_lower_ptx::ptxas::Ptxas::locate().ok();
     if ptxas.is_none() {
-        eprintln!("tilec tune: note: ptxas not found: candidates are not assembled here (no register counts; the GPU's driver assembles them)");
+        eprintln!("tilec tune: note: ptxas not found: candidates are not assembled here (no register counts; the GPU's driver assembles them); set PTXAS=/path/to/ptxas or put it on PATH");
     }
     let setup = Setup { source: &source, args, target, ptxas: ptxas.as_ref() };
     let (compiled, skipped) = compile_all(space, |name, attrs| compile(&setup, func, name, attrs));
@@ -55,12 +55,12 @@ pub(super) fn run(args: &TuneArgs) -> Result<String, DriverError> {
     let stem = stem(&args.input, &func.name);
     let Some((ctx, stream, _cublas)) = gpu else {
         let dir = args.bundle.as_deref().ok_or_else(|| DriverError::Environment("no GPU opened".into()))?;
-        return write_candidates(dir, &stem, &compiled, target);
+        return write_candidates(&args.input, dir, &stem, &compiled, target);
     };
     // Here, with a GPU: the runner reads timing bundles from directories, so write them to a temporary one.
     let dir = std::env::temp_dir().join(format!("tilec-tune-{}", std::process::id()));
     let dir_text = dir.display().to_string();
-    write_candidates(&dir_text, &stem, &compiled, target)?;
+    write_candidates(&args.input, &dir_text, &stem, &compiled, target)?;
     let jobs: Result<Vec<TuneJob>, _> =
         compiled.iter().map(|c| tune::read_job(&dir.join(format!("{stem}_{}", c.job.candidate.name)))).collect();
     let jobs = jobs.map_err(|e| DriverError::Usage(e.to_string()));
