@@ -154,7 +154,7 @@ macro_rules! kernel_attributes {
 }
 
 kernel_attributes! {
-    num_warps: u32 = DEFAULT_NUM_WARPS ; "Warps per thread block (1..=32).",
+    num_warps: u32 = DEFAULT_NUM_WARPS ; "Warps per thread block (1..=32; a power of two in a kernel with register tiles, which are split over the warps by bits of their coordinates).",
     grid: Option<Vec<u32>> = None ; "The launch grid `[x, y, z]` (1 to 3 positive numbers) for `tilec interp`/`sim`/`bundle`; by default derived from the stores of the output.",
     warp_tile: Option<Vec<u32>> = None ; "`[WM, WN]`: each warp's part of an mma's output tile (layout assignment); by default the most square one.",
     global_alignment: Option<GlobalAlignment> = None ; "The alignment in bytes global-to-shared copies may assume (default 16: 16-byte cp.async).",

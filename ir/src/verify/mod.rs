@@ -145,8 +145,19 @@ fn shared_memory_fits(func: &Func) -> Vec<Diagnostic> {
     }
 }
 
+/// Whether an op of the function makes a register tile (layout assignment distributes those over the warps; at
+/// the nvgpu level none is left, and `warp_specialize` may then have made `num_warps` a multiple of 4).
+fn has_register_tiles(func: &Func) -> bool {
+    let mut found = false;
+    func.body.walk(func.entry, &mut |id| {
+        let results = &func.body.op(id).results;
+        found |= results.iter().any(|&r| matches!(func.body.ty(r), Type::Tile(t) if t.space == MemorySpace::Register));
+    });
+    found
+}
+
 /// The kernel's attributes: each declared ([`KERNEL_ATTRS`]) and of its type, or an upper-case integer
-/// parameter; `num_warps` in 1..=32.
+/// parameter; `num_warps` in 1..=32, and a power of two where the kernel has register tiles.
 pub fn kernel_attributes(func: &Func) -> Vec<Diagnostic> {
     let declared: Vec<_> = KERNEL_ATTRS.iter().collect();
     let owner = format!("kernel @{}", func.name);
@@ -159,6 +170,14 @@ pub fn kernel_attributes(func: &Func) -> Vec<Diagnostic> {
     if let Ok(attrs) = KernelAttrs::of(func) {
         if !(1..=32).contains(&attrs.num_warps) {
             diags.push(Diagnostic::error(func.attr_span("num_warps"), format!("{owner}: 'num_warps' must be in 1..=32, found {}", attrs.num_warps)));
+        } else if !attrs.num_warps.is_power_of_two() && has_register_tiles(func) {
+            diags.push(Diagnostic::error(
+                func.attr_span("num_warps"),
+                format!(
+                    "{owner}: 'num_warps' must be a power of two (1, 2, 4, 8, 16 or 32) in a kernel with register tiles, found {}: a tile is split over the warps by bits of its coordinates",
+                    attrs.num_warps
+                ),
+            ));
         }
         if let Some(n) = attrs.pipeline_stages.filter(|n| !(1..=8).contains(n)) {
             let span = func.attr_span("pipeline_stages");
