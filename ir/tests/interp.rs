@@ -542,7 +542,7 @@ fn absurd_allocations_are_errors_before_anything_runs() {
     let (text, e) = run_unverified("  %s = tile.alloc_shared : tile<1024x1024xf32, shared>", "more than the 232448 bytes");
     assert!(matches!(e, InterpError::SharedMemoryTooLarge { bytes: 4194304, .. }), "{e}");
     check_error(&text, &e, "tile.alloc_shared");
-    let (text, e) = run_unverified("  %t = tile.fill 0.0 : tile<16384x8192xf32, reg>", "more than the 255 a thread has");
+    let (text, e) = run_unverified("  %t = tile.fill 0.0 : tile<16384x8192xf32, reg>", "(255 a thread has, less 16 for the rest of the kernel)");
     assert!(matches!(e, InterpError::TileTooLarge { elements: 134217728, .. }), "{e}");
     check_error(&text, &e, "tile.fill");
     // Two allocations that fit alone (4 KiB, 2 KiB) but not together under a 5 KiB limit.
