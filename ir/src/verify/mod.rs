@@ -58,7 +58,7 @@ pub fn verify_func(func: &Func) -> Vec<Diagnostic> {
 }
 
 /// The most 32-bit registers a thread may have: 255, on every target tilec compiles for.
-pub const MAX_TILE_REGISTERS_PER_THREAD: u64 = 255;
+pub const MAX_REGISTERS_PER_THREAD: u64 = 255;
 
 /// The 32-bit registers one thread block may use on every target tilec compiles for (sm_80 … sm_90a: the
 /// 64 K registers of an SM): a block of `t` threads gives each at most `65536 / t` of them, fewer than 255 from
@@ -72,11 +72,11 @@ pub const REGISTERS_BESIDE_A_TILE: u64 = 16;
 
 /// The registers each of `threads` threads may have.
 pub fn registers_per_thread(threads: u64) -> u64 {
-    MAX_TILE_REGISTERS_PER_THREAD.min(REGISTERS_PER_BLOCK / threads.max(1))
+    MAX_REGISTERS_PER_THREAD.min(REGISTERS_PER_BLOCK / threads.max(1))
 }
 
-/// The registers per thread a register tile of `registers` 32-bit registers (in all) may take over `threads`
-/// threads: what a thread has, less [`REGISTERS_BESIDE_A_TILE`].
+/// The registers per thread one register tile may take in a block of `threads` threads: what a thread has, less
+/// [`REGISTERS_BESIDE_A_TILE`].
 fn tile_register_budget(threads: u64) -> u64 {
     registers_per_thread(threads).saturating_sub(REGISTERS_BESIDE_A_TILE)
 }
