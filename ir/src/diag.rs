@@ -305,21 +305,30 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
     })
 }
 
-/// Levenshtein distance by characters, where letters compare without case and `-` equals `_`.
+/// Edit distance by characters (insertions, deletions, substitutions and swaps of two neighbours, each one edit:
+/// the optimal-string-alignment distance, so `copy_sr2` is one edit from `copy_s2r`), where letters compare
+/// without case and `-` equals `_`.
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let same = |x: char, y: char| x.eq_ignore_ascii_case(&y) || (matches!(x, '-' | '_') && matches!(y, '-' | '_'));
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(!same(ca, cb))).min(row[j] + 1).min(cur + 1);
-            prev = cur;
+    // Three rows of the table: i-2, i-1, i.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut row: Vec<usize> = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let mut d = (prev[j - 1] + usize::from(!same(a[i - 1], b[j - 1]))).min(row[j - 1] + 1).min(prev[j] + 1);
+            if i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]) {
+                d = d.min(before[j - 2] + 1);
+            }
+            row[j] = d;
         }
+        std::mem::swap(&mut before, &mut prev);
+        std::mem::swap(&mut prev, &mut row);
     }
-    row[b.len()]
+    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -332,6 +341,10 @@ mod name_hint_tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("CSE", "cse"), 0);
         assert_eq!(edit_distance("copy_g2s", "copy-g2s"), 0);
+        // A swap of two neighbours is one edit (a plain Levenshtein distance counts two).
+        assert_eq!(edit_distance("copy_sr2", "copy_s2r"), 1);
+        assert_eq!(edit_distance("ab", "ba"), 1);
+        assert_eq!(edit_distance("abc", "ca"), 3);
     }
 
     #[test]
