@@ -120,8 +120,9 @@ fn attribute_table<'a>(out: &mut String, attrs: impl Iterator<Item = &'a AttrDef
     }
 }
 
-/// The op's syntax with placeholders: `%result = tile.copy_s2r %src[%src_indices] {attrs} : type`.
-fn syntax(def: &OpDef) -> String {
+/// The op's syntax with placeholders: `%result = tile.copy_s2r %src[%src_indices] {attrs} : type` (the
+/// reference's "Syntax:" line; the parser's note when an op's operands do not parse).
+pub fn syntax(def: &OpDef) -> String {
     let mut text = String::new();
     match def.results {
         Some(Arity::One) => text.push_str("%result = "),

@@ -523,7 +523,18 @@ impl<'a> Parser<'a> {
             OpKind::For => self.for_op(body, results)?,
             OpKind::Func => return Err(self.error(name_span, "'tile.func' may only appear at the top level")),
             _ => match format_of(kind) {
-                Some(format) => self.formatted_op(kind, format)?,
+                Some(format) => {
+                    let reported = self.diags.len();
+                    self.formatted_op(kind, format).inspect_err(|_| {
+                        // What the op looks like, on a syntax error in its operands or type (`tile.mma %a, %b :`
+                        // said only "expected ','"); not on an undefined value or a bad type, which the form
+                        // would not explain.
+                        let form = crate::ops::reference::syntax(kind.def());
+                        if let Some(d) = self.diags.get_mut(reported).filter(|d| d.message.starts_with("expected ")) {
+                            d.notes.push(crate::diag::Note { span: None, message: format!("'{name}' is written `{form}`") });
+                        }
+                    })?
+                }
                 None => return Err(self.error(name_span, format!("'{name}' has no textual form"))),
             },
         };
