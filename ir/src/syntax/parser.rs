@@ -73,6 +73,9 @@ struct Parser<'a> {
     params: HashMap<String, i64>,
     /// Where the attributes of the op being parsed were written, for [`crate::body::Operation::attr_spans`].
     attr_spans: BTreeMap<String, Span>,
+    /// The op whose operands, attributes and type are being parsed in its declared form: a syntax error there
+    /// ([`Parser::error_expected`]) notes how the op is written.
+    in_op_form: Option<OpKind>,
 }
 
 /// The kernel parameters of a function: its integer attributes whose names are upper case (`BM = 256`).
@@ -109,7 +112,7 @@ pub fn is_param_name(name: &str) -> bool {
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str, tokens: Vec<Token>) -> Parser<'a> {
-        Parser { text, tokens, pos: 0, diags: Vec::new(), scopes: Vec::new(), poisoned: HashSet::new(), depth: 0, lex_errors: Vec::new(), params: HashMap::new(), attr_spans: BTreeMap::new() }
+        Parser { text, tokens, pos: 0, diags: Vec::new(), scopes: Vec::new(), poisoned: HashSet::new(), depth: 0, lex_errors: Vec::new(), params: HashMap::new(), attr_spans: BTreeMap::new(), in_op_form: None }
     }
 
     // ---- token plumbing -----------------------------------------------------------------------------------
@@ -176,11 +179,17 @@ impl<'a> Parser<'a> {
             TokenKind::Ident(name) => name.contains('.'),
             _ => false,
         };
-        if self.pos > 0 && self.at_line_start() && begins_statement {
+        let mut d = if self.pos > 0 && self.at_line_start() && begins_statement {
             let end = self.prev_span().end as usize;
-            return self.error(Span::new(end, end), format!("expected {what} here, found {found} on the next line"));
+            Diagnostic::error(Span::new(end, end), format!("expected {what} here, found {found} on the next line"))
+        } else {
+            Diagnostic::error(self.span(), format!("expected {what}, found {found}"))
+        };
+        // What the op looks like (`tile.mma %a, %b :` said only "expected ','").
+        if let Some(kind) = self.in_op_form {
+            d = d.with_note(format!("'{}' is written `{}`", kind.def().name, crate::ops::reference::syntax(kind.def())));
         }
-        self.error(self.span(), format!("expected {what}, found {found}"))
+        self.report(d)
     }
 
     fn eat(&mut self, kind: &TokenKind) -> bool {
@@ -524,16 +533,10 @@ impl<'a> Parser<'a> {
             OpKind::Func => return Err(self.error(name_span, "'tile.func' may only appear at the top level")),
             _ => match format_of(kind) {
                 Some(format) => {
-                    let reported = self.diags.len();
-                    self.formatted_op(kind, format).inspect_err(|_| {
-                        // What the op looks like, on a syntax error in its operands or type (`tile.mma %a, %b :`
-                        // said only "expected ','"); not on an undefined value or a bad type, which the form
-                        // would not explain.
-                        let form = crate::ops::reference::syntax(kind.def());
-                        if let Some(d) = self.diags.get_mut(reported).filter(|d| d.message.starts_with("expected ")) {
-                            d.notes.push(crate::diag::Note { span: None, message: format!("'{name}' is written `{form}`") });
-                        }
-                    })?
+                    let outer = self.in_op_form.replace(kind);
+                    let spec = self.formatted_op(kind, format);
+                    self.in_op_form = outer;
+                    spec?
                 }
                 None => return Err(self.error(name_span, format!("'{name}' has no textual form"))),
             },
