@@ -99,7 +99,7 @@ fn emit(module: &Module, target: Target, opt: OptLevel, emit: Emit) -> Result<(S
             machine.verify(&llvm)?;
             llvm.print_to_string().to_string()
         }
-        Emit::Ptx => machine.compile_to_ptx(&llvm)?,
+        Emit::Ptx => machine.optimize_and_emit(&llvm)?,
     };
     Ok((text, kernels))
 }
