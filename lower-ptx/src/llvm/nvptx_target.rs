@@ -198,6 +198,66 @@ fn conjunctions_as_and(module: &Module<'_>) {
     }
 }
 
+/// Rewrites each `extractelement` of one f16 or bf16 lane from a narrowing conversion (`fptrunc <N x float>`)
+/// as the lane's half of the 32-bit word it shares with its neighbour (the pair shuffled out, bit-cast to
+/// `i32`, shifted for the high lane, truncated, bit-cast back), after the IR pipeline and before code
+/// generation.
+///
+/// Why: code generation folds an extraction from a conversion into the conversion of the lane alone, so the
+/// first pair of an f16 or bf16 tile converted from an f32 accumulator, whose lanes the masked epilogue's
+/// one-element stores read, became two `cvt.rn.f16.f32` of accumulator registers. On sm_90a ptxas then
+/// serialises every `wgmma.mma_async` of the kernel (warning C7514, "non wgmma instructions reading accumulator
+/// registers"; seen in `gemm_batched.tir` with an f16 C) though every read follows `wgmma.wait_group 0`. Through
+/// the word the pair is converted together (`cvt.rn.f16x2.f32`), as every other pair of the tile already is,
+/// and the lane split off with `mov.b32`. Only after the pipeline: InstCombine folds the word back into the
+/// `extractelement`. Values are unchanged: the same conversion, the same 16 bits.
+fn packed_half_lanes(module: &Module<'_>) {
+    use inkwell::types::BasicTypeEnum;
+    use inkwell::values::{BasicValue, BasicValueEnum, InstructionOpcode, Operand};
+    let context = module.get_context();
+    let builder = context.create_builder();
+    let i32_ty = context.i32_type();
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            let mut next = block.get_first_instruction();
+            while let Some(extract) = next {
+                next = extract.get_next_instruction();
+                if extract.get_opcode() != InstructionOpcode::ExtractElement {
+                    continue;
+                }
+                let (Some(Operand::Value(BasicValueEnum::VectorValue(vector))), Some(Operand::Value(BasicValueEnum::IntValue(index)))) =
+                    (extract.get_operand(0), extract.get_operand(1))
+                else {
+                    continue;
+                };
+                let from_conversion = vector.as_instruction().is_some_and(|i| i.get_opcode() == InstructionOpcode::FPTrunc);
+                let elem = vector.get_type().get_element_type();
+                let half = matches!(elem, BasicTypeEnum::FloatType(t) if t == context.f16_type() || t == context.bf16_type());
+                let (Some(index), true, true) = (index.get_zero_extended_constant(), from_conversion, half) else {
+                    continue;
+                };
+                let size = u64::from(vector.get_type().get_size());
+                if size % 2 != 0 || index >= size {
+                    continue;
+                }
+                builder.position_before(&extract);
+                let lane = || -> Result<BasicValueEnum<'_>, inkwell::builder::BuilderError> {
+                    let pair = inkwell::types::VectorType::const_vector(&[i32_ty.const_int(index & !1, false), i32_ty.const_int(index | 1, false)]);
+                    let pair = builder.build_shuffle_vector(vector, vector.get_type().get_poison(), pair, "")?;
+                    let word = builder.build_bit_cast(pair, i32_ty, "")?.into_int_value();
+                    let word = if index % 2 == 1 { builder.build_right_shift(word, i32_ty.const_int(16, false), false, "")? } else { word };
+                    let bits = builder.build_int_truncate(word, context.i16_type(), "")?;
+                    builder.build_bit_cast(bits, elem, "")
+                };
+                let Ok(lane) = lane() else { continue };
+                let Some(instruction) = lane.as_instruction_value() else { continue };
+                extract.replace_all_uses_with(&instruction);
+                extract.erase_from_basic_block();
+            }
+        }
+    }
+}
+
 /// An LLVM NVPTX target machine for one [`Target`] and [`OptLevel`].
 pub struct NvptxTargetMachine {
     machine: TargetMachine,
@@ -302,6 +362,7 @@ impl NvptxTargetMachine {
             .run_passes(&pipeline, &self.machine, options)
             .map_err(|e| Error::Llvm(format!("pass pipeline {pipeline}: {e}")))?;
         mark_parameters_noundef(module);
+        packed_half_lanes(module);
         if self.conjunctions_as_and {
             conjunctions_as_and(module);
         }
@@ -345,6 +406,48 @@ impl NvptxTargetMachine {
 mod tests {
     use inkwell::context::Context;
     use inkwell::memory_buffer::MemoryBuffer;
+
+    /// `packed_half_lanes` takes f16/bf16 lanes of a conversion from their 32-bit words (the high lane shifted
+    /// down), and leaves other extractions alone.
+    #[test]
+    fn half_lanes_of_conversions_come_from_their_words() {
+        let input = r#"
+define void @k(<4 x float> %acc, <4 x half> %h, ptr %p) {
+  %c = fptrunc <4 x float> %acc to <4 x half>
+  %lo = extractelement <4 x half> %c, i64 2
+  %hi = extractelement <4 x half> %c, i64 3
+  %other = extractelement <4 x half> %h, i64 1
+  store volatile half %lo, ptr %p
+  store volatile half %hi, ptr %p
+  store volatile half %other, ptr %p
+  ret void
+}
+"#;
+        let context = Context::create();
+        let buffer = MemoryBuffer::create_from_memory_range_copy(input.as_bytes(), "k");
+        let module = context.create_module_from_ir(buffer).unwrap();
+        super::packed_half_lanes(&module);
+        module.verify().unwrap();
+        let text = module.print_to_string().to_string();
+        let body: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with('%')).collect();
+        assert_eq!(
+            body,
+            [
+                "%c = fptrunc <4 x float> %acc to <4 x half>",
+                "%1 = shufflevector <4 x half> %c, <4 x half> poison, <2 x i32> <i32 2, i32 3>",
+                "%2 = bitcast <2 x half> %1 to i32",
+                "%3 = trunc i32 %2 to i16",
+                "%4 = bitcast i16 %3 to half",
+                "%5 = shufflevector <4 x half> %c, <4 x half> poison, <2 x i32> <i32 2, i32 3>",
+                "%6 = bitcast <2 x half> %5 to i32",
+                "%7 = lshr i32 %6, 16",
+                "%8 = trunc i32 %7 to i16",
+                "%9 = bitcast i16 %8 to half",
+                "%other = extractelement <4 x half> %h, i64 1",
+            ],
+            "{text}"
+        );
+    }
 
     /// `conjunctions_as_and` rewrites exactly the two short-circuit forms and leaves other `i1` selects alone.
     #[test]
