@@ -138,21 +138,28 @@ pub fn apply_params_with(source: SourceFile, params: &[String]) -> Result<(Sourc
     // Functions and their attributes; a file that does not parse is left alone (its parse reports why).
     let Ok(module) = tilec_ir::parse_module(&source.text) else { return Ok((source, Vec::new())) };
     let settings = params.iter().map(|p| parse_setting(p, &module, &source.name)).collect::<Result<Vec<_>, _>>()?;
-    let text = apply_settings(&source.text, &module, &settings)?;
-    Ok((SourceFile::new(&source.name, text), settings))
+    let source = apply_settings_to(source, &module, &settings)?;
+    Ok((source, settings))
 }
 
 /// `text` (which parsed as `module`) with `settings` set on the kernels that take them.
 pub fn apply_settings(text: &str, module: &Module, settings: &[Setting]) -> Result<String, DriverError> {
-    let mut text = text.to_string();
+    apply_settings_to(SourceFile::new("", text), module, settings).map(|source| source.text)
+}
+
+/// [`apply_settings`] on a source file, which remembers where each setting wrote (a diagnostic there notes
+/// the `--param` that put the value on the line it shows).
+fn apply_settings_to(mut source: SourceFile, module: &Module, settings: &[Setting]) -> Result<SourceFile, DriverError> {
     for s in settings {
         let is_param = tilec_ir::is_param_name(&s.name);
+        let origin = format!("`--param {}={}`", s.name, s.value_text());
         for f in module.funcs.iter().filter(|f| !is_param || f.attrs.contains_key(&s.name)) {
-            text = tilec_ir::set_func_attributes(&text, &f.name, &[(s.name.clone(), s.value_text())])
+            let text = tilec_ir::set_func_attributes(&source.text, &f.name, &[(s.name.clone(), s.value_text())])
                 .ok_or_else(|| DriverError::Usage(format!("--param {}={}: could not set it on '@{}'", s.name, s.value_text(), f.name)))?;
+            source = source.edited(text, &origin);
         }
     }
-    Ok(text)
+    Ok(source)
 }
 
 /// `--param NAME=V` as it labels a variant in bundle names: `BK64`, `num_warps8`, `mma_wgmma`.

@@ -120,11 +120,37 @@ impl std::error::Error for Diagnostic {}
 pub struct SourceFile {
     pub name: String,
     pub text: String,
+    /// Text that is not the file's own, as (the bytes of `text` it occupies, what put it there): the values
+    /// `--param` writes into a kernel's attributes before parsing. A diagnostic on such text gets a note
+    /// naming its origin, since the line it shows is not the line in the file.
+    pub edits: Vec<(Span, String)>,
 }
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
-        SourceFile { name: name.into(), text: text.into() }
+        SourceFile { name: name.into(), text: text.into(), edits: Vec::new() }
+    }
+
+    /// The file with its text replaced by `text`, where `origin` wrote the bytes that differ (one
+    /// contiguous change: the common prefix and suffix stay). Earlier edits move with the text after them.
+    pub fn edited(mut self, text: String, origin: &str) -> SourceFile {
+        let (old, new) = (self.text.as_bytes(), text.as_bytes());
+        let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+        let max_suffix = old.len().min(new.len()) - prefix;
+        let suffix = old.iter().rev().zip(new.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+        let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
+        if (prefix, old_end) != (old.len(), old.len()) || new_end != old_end {
+            let delta = new_end as i64 - old_end as i64;
+            let shift = |n: u32| u32::try_from(i64::from(n) + delta).unwrap_or(n);
+            for (span, _) in &mut self.edits {
+                if span.start as usize >= old_end {
+                    *span = Span { start: shift(span.start), end: shift(span.end) };
+                }
+            }
+            self.edits.push((Span::new(prefix, new_end), origin.to_string()));
+        }
+        self.text = text;
+        self
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -177,6 +203,11 @@ impl SourceFile {
             labels.push(Label::primary((), self.clamp_span(d.span)));
         }
         let mut plain_notes = Vec::new();
+        for (edit, origin) in &self.edits {
+            if !d.span.is_unknown() && d.span.start <= edit.end && edit.start <= d.span.end {
+                plain_notes.push(format!("note: the value shown comes from {origin}, not from the file"));
+            }
+        }
         for note in &d.notes {
             match note.span {
                 Some(span) if !span.is_unknown() => {
@@ -366,5 +397,27 @@ mod name_hint_tests {
         assert_eq!(NameHint::new("frob", ["a", "b"]).to_string(), "expected one of: a, b");
         assert_eq!(NameHint::new("cse2", passes).to_string(), "did you mean 'cse'?");
         assert_eq!(NameHint::new("frob", ["a", "b"]).note("passes"), "available passes: a, b");
+    }
+}
+
+#[cfg(test)]
+mod edit_tests {
+    use super::*;
+
+    /// Each edit covers the bytes it wrote (the smallest change: `3` to `30` wrote the `0`); an edit before an
+    /// earlier one moves it; a diagnostic on an edit's bytes gets the note naming its origin, one elsewhere
+    /// does not.
+    #[test]
+    fn edits_follow_the_text_and_note_their_origin() {
+        let file = SourceFile::new("k.tir", "a = 1, b = 2\nc = 3\n");
+        let file = file.edited("a = 1, b = 2\nc = 30\n".into(), "`--param c=30`");
+        let file = file.edited("a = 100, b = 2\nc = 30\n".into(), "`--param a=100`");
+        assert_eq!(file.edits, [(Span::new(20, 21), "`--param c=30`".to_string()), (Span::new(5, 7), "`--param a=100`".to_string())]);
+        assert_eq!((&file.text[20..21], &file.text[5..7]), ("0", "00"));
+        let on_c = file.render(&[Diagnostic::error(Span::new(15, 21), "bad c")], false);
+        assert!(on_c.contains("note: the value shown comes from `--param c=30`, not from the file"), "{on_c}");
+        assert!(!on_c.contains("a=100"), "{on_c}");
+        let on_b = file.render(&[Diagnostic::error(Span::new(9, 14), "bad b")], false);
+        assert!(!on_b.contains("note:"), "{on_b}");
     }
 }
