@@ -285,10 +285,9 @@ impl PassManager {
             run.timing.push(name, TimingKind::Pass, start.elapsed());
             let failure = match outcome {
                 Ok(Ok(())) => None,
-                Ok(Err(d)) => Some(Diagnostics(vec![Diagnostic {
-                    message: format!("pass '{name}' failed: {}", d.message),
-                    ..d
-                }])),
+                // The pass's own diagnostic, as the user reads it (the pass is named by `--print-ir-after`'s
+                // dump of the failure, not in the message).
+                Ok(Err(d)) => Some(Diagnostics(vec![d])),
                 Err(panic) => {
                     let what = panic
                         .downcast_ref::<&str>()
