@@ -402,7 +402,17 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, tail: 
 /// Warp-specializes the k-loop of a kernel with `warp_specialize = true` ([`warp_specialized`]): exactly one
 /// loop with copies, which must match the ring and meet [`warp_specialized::legality`]; anything else is an
 /// error at the loop (or the kernel), since the kernel asked for it.
+///
+/// A kernel that is already warp-specialized (its warps were given their roles: `setmaxnreg`, as the
+/// transform emits it; the nvgpu-level IR `tilec --emit nvgpu` prints, read back) is left as it is.
 fn warp_specialize_func(func: &mut Func, stages: u32) -> Result<(), Diagnostic> {
+    let mut specialized = false;
+    func.body.walk(func.entry, &mut |op| {
+        specialized |= matches!(func.body.op(op).kind, OpKind::SetMaxNRegDec | OpKind::SetMaxNRegInc);
+    });
+    if specialized {
+        return Ok(());
+    }
     let num_warps = kernel_attrs(func)?.num_warps;
     let mut loops = Vec::new();
     func.body.walk(func.entry, &mut |op| loops.push(op));
