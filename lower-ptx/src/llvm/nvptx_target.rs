@@ -407,6 +407,18 @@ mod tests {
     use inkwell::context::Context;
     use inkwell::memory_buffer::MemoryBuffer;
 
+    /// The instructions (`%x = ...` lines) of the function in `input` after `rewrite`, and the whole module's text.
+    fn rewritten(input: &str, rewrite: fn(&inkwell::module::Module<'_>)) -> (String, Vec<String>) {
+        let context = Context::create();
+        let buffer = MemoryBuffer::create_from_memory_range_copy(input.as_bytes(), "k");
+        let module = context.create_module_from_ir(buffer).unwrap();
+        rewrite(&module);
+        module.verify().unwrap();
+        let text = module.print_to_string().to_string();
+        let body = text.lines().map(str::trim).filter(|l| l.starts_with('%')).map(str::to_string).collect();
+        (text, body)
+    }
+
     /// `packed_half_lanes` takes f16/bf16 lanes of a conversion from their 32-bit words (the high lane shifted
     /// down), and leaves other extractions alone.
     #[test]
@@ -423,13 +435,7 @@ define void @k(<4 x float> %acc, <4 x half> %h, ptr %p) {
   ret void
 }
 "#;
-        let context = Context::create();
-        let buffer = MemoryBuffer::create_from_memory_range_copy(input.as_bytes(), "k");
-        let module = context.create_module_from_ir(buffer).unwrap();
-        super::packed_half_lanes(&module);
-        module.verify().unwrap();
-        let text = module.print_to_string().to_string();
-        let body: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with('%')).collect();
+        let (text, body) = rewritten(input, super::packed_half_lanes);
         assert_eq!(
             body,
             [
@@ -465,13 +471,7 @@ define void @k(i1 %a, i1 %b, i1 %c, ptr %p) {
   ret void
 }
 "#;
-        let context = Context::create();
-        let buffer = MemoryBuffer::create_from_memory_range_copy(input.as_bytes(), "k");
-        let module = context.create_module_from_ir(buffer).unwrap();
-        super::conjunctions_as_and(&module);
-        module.verify().unwrap();
-        let text = module.print_to_string().to_string();
-        let body: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with('%')).collect();
+        let (text, body) = rewritten(input, super::conjunctions_as_and);
         assert_eq!(
             body,
             [
