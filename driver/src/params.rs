@@ -11,7 +11,7 @@
 //! value changes and diagnostics keep pointing into the file.
 
 use tilec_ir::ops::kernel::KERNEL_ATTRS;
-use tilec_ir::{Attribute, Module, SourceFile};
+use tilec_ir::{Attribute, Module, OpKind, SourceFile};
 
 use crate::error::DriverError;
 
@@ -138,8 +138,41 @@ pub fn apply_params_with(source: SourceFile, params: &[String]) -> Result<(Sourc
     // Functions and their attributes; a file that does not parse is left alone (its parse reports why).
     let Ok(module) = tilec_ir::parse_module(&source.text) else { return Ok((source, Vec::new())) };
     let settings = params.iter().map(|p| parse_setting(p, &module, &source.name)).collect::<Result<Vec<_>, _>>()?;
+    for s in &settings {
+        for warning in without_effect(s, &module) {
+            eprintln!("tilec: warning: {warning}");
+        }
+    }
     let source = apply_settings_to(source, &module, &settings)?;
     Ok((source, settings))
+}
+
+/// The kernel attributes that steer one kind of op, and that op: set on a kernel without one, they change nothing.
+const ATTRIBUTES_OF_OPS: &[(&[&str], OpKind)] = &[
+    (&["mma", "warp_tile"], OpKind::Mma),
+    (&["copy_g2s", "global_alignment"], OpKind::CopyG2S),
+    (&["pipeline_stages", "fragments_ahead", "pipeline_tail", "warp_specialize"], OpKind::For),
+];
+
+/// Warnings for a setting that changes nothing: an attribute of an op kind (`mma` of `tile.mma`, the pipeline's
+/// attributes of `tile.for`) set on a kernel that has no such op (`--param mma=wgmma` on a copy kernel).
+pub fn without_effect(setting: &Setting, module: &Module) -> Vec<String> {
+    let Some((_, kind)) = ATTRIBUTES_OF_OPS.iter().find(|(names, _)| names.contains(&setting.name.as_str())) else {
+        return Vec::new();
+    };
+    module
+        .funcs
+        .iter()
+        .filter(|f| {
+            let mut has = false;
+            f.body.walk(f.entry, &mut |op| has |= f.body.op(op).kind == *kind);
+            !has
+        })
+        .map(|f| {
+            let value = setting.value_text();
+            format!("--param {}={} changes nothing in @{}: it has no '{}'", setting.name, value.trim_matches('"'), f.name, kind.name())
+        })
+        .collect()
 }
 
 /// `text` (which parsed as `module`) with `settings` set on the kernels that take them.
