@@ -139,7 +139,8 @@ pub fn apply_params_with(source: SourceFile, params: &[String]) -> Result<(Sourc
     let Ok(module) = tilec_ir::parse_module(&source.text) else { return Ok((source, Vec::new())) };
     let settings = params.iter().map(|p| parse_setting(p, &module, &source.name)).collect::<Result<Vec<_>, _>>()?;
     for s in &settings {
-        for warning in without_effect(s, &module) {
+        let value = s.value_text();
+        for warning in without_effect(&s.name, &format!("{}={}", s.name, value.trim_matches('"')), &module) {
             eprintln!("tilec: warning: {warning}");
         }
     }
@@ -154,10 +155,11 @@ const ATTRIBUTES_OF_OPS: &[(&[&str], OpKind)] = &[
     (&["pipeline_stages", "fragments_ahead", "pipeline_tail", "warp_specialize"], OpKind::For),
 ];
 
-/// Warnings for a setting that changes nothing: an attribute of an op kind (`mma` of `tile.mma`, the pipeline's
-/// attributes of `tile.for`) set on a kernel that has no such op (`--param mma=wgmma` on a copy kernel).
-pub fn without_effect(setting: &Setting, module: &Module) -> Vec<String> {
-    let Some((_, kind)) = ATTRIBUTES_OF_OPS.iter().find(|(names, _)| names.contains(&setting.name.as_str())) else {
+/// Warnings for `--param {shown}` (`mma=wgmma`, or tune's list `mma=wgmma,mma_sync`) when it changes nothing: an
+/// attribute `name` of an op kind (`mma` of `tile.mma`, the pipeline's attributes of `tile.for`) on a kernel that
+/// has no such op (`--param mma=wgmma` on a copy kernel).
+pub fn without_effect(name: &str, shown: &str, module: &Module) -> Vec<String> {
+    let Some((_, kind)) = ATTRIBUTES_OF_OPS.iter().find(|(names, _)| names.contains(&name)) else {
         return Vec::new();
     };
     module
@@ -168,10 +170,7 @@ pub fn without_effect(setting: &Setting, module: &Module) -> Vec<String> {
             f.body.walk(f.entry, &mut |op| has |= f.body.op(op).kind == *kind);
             !has
         })
-        .map(|f| {
-            let value = setting.value_text();
-            format!("--param {}={} changes nothing in @{}: it has no '{}'", setting.name, value.trim_matches('"'), f.name, kind.name())
-        })
+        .map(|f| format!("--param {shown} changes nothing in @{}: it has no '{}'", f.name, kind.name()))
         .collect()
 }
 

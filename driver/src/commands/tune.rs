@@ -281,6 +281,9 @@ fn param_lists(args: &TuneArgs, module: &Module, file: &str) -> Result<Vec<Dim>,
         let usage = |m: String| DriverError::Usage(format!("--param {text}: {m}"));
         let (name, values) = crate::params::split(text).map_err(usage)?;
         crate::params::check_name(name, module, file).map_err(usage)?;
+        for warning in crate::params::without_effect(name, text, module) {
+            eprintln!("tilec: warning: {warning}");
+        }
         let mut parsed: Vec<Option<AttrValue>> = Vec::new();
         for v in split_values(values) {
             let value = if v.trim() == "default" && !tilec_ir::is_param_name(name) {
