@@ -165,11 +165,7 @@ pub fn without_effect(name: &str, shown: &str, module: &Module) -> Vec<String> {
     module
         .funcs
         .iter()
-        .filter(|f| {
-            let mut has = false;
-            f.body.walk(f.entry, &mut |op| has |= f.body.op(op).kind == *kind);
-            !has
-        })
+        .filter(|f| !f.body.any_op(f.entry, &mut |op| op.kind == *kind))
         .map(|f| format!("--param {shown} changes nothing in @{}: it has no '{}'", f.name, kind.name()))
         .collect()
 }

@@ -324,6 +324,22 @@ impl Body {
         }
     }
 
+    /// Whether an op of a block or, recursively, of the regions of its ops satisfies `pred` (the walk stops at the
+    /// first that does).
+    pub fn any_op(&self, block: BlockId, pred: &mut dyn FnMut(&Operation) -> bool) -> bool {
+        for &op in &self.blocks[block.index()].ops {
+            if pred(self.op(op)) {
+                return true;
+            }
+            for &region in &self.ops[op.index()].regions {
+                if self.any_op(region, pred) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// The op that defines a value, if it is an op result.
     pub fn defining_op(&self, v: Value) -> Option<OpId> {
         match self.values[v.index()].def {

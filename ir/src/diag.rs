@@ -139,7 +139,7 @@ impl SourceFile {
         let max_suffix = old.len().min(new.len()) - prefix;
         let suffix = old.iter().rev().zip(new.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
         let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
-        if (prefix, old_end) != (old.len(), old.len()) || new_end != old_end {
+        if old != new {
             let delta = new_end as i64 - old_end as i64;
             let shift = |n: u32| u32::try_from(i64::from(n) + delta).unwrap_or(n);
             for (span, _) in &mut self.edits {

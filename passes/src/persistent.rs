@@ -90,14 +90,9 @@ impl crate::Pass for PersistentGrid {
                 )
                 .with_note("set warp_specialize = false (or leave it out) for a persistent grid"));
             }
-            let tma_in_loop = {
-                let mut found = false;
-                func.body.walk(func.entry, &mut |o| {
-                    let op = func.body.op(o);
-                    found |= op.kind == OpKind::MBarrierTryWaitParity && op.parent != Some(func.entry);
-                });
-                found
-            };
+            let tma_in_loop = func
+                .body
+                .any_op(func.entry, &mut |op| op.kind == OpKind::MBarrierTryWaitParity && op.parent != Some(func.entry));
             if tma_in_loop && attrs.pipeline_stages == Some(1) {
                 return Err(error(
                     "pipeline_stages = 1 leaves its TMA k-loop single-stage, whose mbarrier parity restarts with every tile; the ring (2 or more stages) carries it across tiles"

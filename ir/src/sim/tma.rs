@@ -257,9 +257,7 @@ impl Warp {
 /// Whether the kernel has a TMA store (the simulator then tracks generic-proxy shared writes for the fence
 /// check).
 pub(super) fn has_tma_store(func: &crate::body::Func) -> bool {
-    let mut found = false;
-    func.body.walk(func.entry, &mut |id| found |= func.body.op(id).kind == crate::ops::OpKind::TmaAsyncStore);
-    found
+    func.body.any_op(func.entry, &mut |op| op.kind == crate::ops::OpKind::TmaAsyncStore)
 }
 
 #[cfg(test)]

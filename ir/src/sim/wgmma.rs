@@ -466,9 +466,7 @@ impl Warp {
 /// Whether the kernel has a `nvgpu.warpgroup.mma` (the simulator then tracks generic-proxy shared writes for
 /// the fence check).
 pub(super) fn has_wgmma(func: &crate::body::Func) -> bool {
-    let mut found = false;
-    func.body.walk(func.entry, &mut |id| found |= func.body.op(id).kind == OpKind::WarpgroupMma);
-    found
+    func.body.any_op(func.entry, &mut |op| op.kind == OpKind::WarpgroupMma)
 }
 
 #[cfg(test)]

@@ -148,12 +148,9 @@ fn shared_memory_fits(func: &Func) -> Vec<Diagnostic> {
 /// Whether an op of the function makes a register tile (layout assignment distributes those over the warps; at
 /// the nvgpu level none is left, and `warp_specialize` may then have made `num_warps` a multiple of 4).
 fn has_register_tiles(func: &Func) -> bool {
-    let mut found = false;
-    func.body.walk(func.entry, &mut |id| {
-        let results = &func.body.op(id).results;
-        found |= results.iter().any(|&r| matches!(func.body.ty(r), Type::Tile(t) if t.space == MemorySpace::Register));
-    });
-    found
+    func.body.any_op(func.entry, &mut |op| {
+        op.results.iter().any(|&r| matches!(func.body.ty(r), Type::Tile(t) if t.space == MemorySpace::Register))
+    })
 }
 
 /// The kernel's attributes: each declared ([`KERNEL_ATTRS`]) and of its type, or an upper-case integer

@@ -406,11 +406,7 @@ pub fn pipeline_func(func: &mut Func, stages: u32, fragments_ahead: bool, tail: 
 /// A kernel that is already warp-specialized (its warps were given their roles: `setmaxnreg`, as the
 /// transform emits it; the nvgpu-level IR `tilec --emit nvgpu` prints, read back) is left as it is.
 fn warp_specialize_func(func: &mut Func, stages: u32) -> Result<(), Diagnostic> {
-    let mut specialized = false;
-    func.body.walk(func.entry, &mut |op| {
-        specialized |= matches!(func.body.op(op).kind, OpKind::SetMaxNRegDec | OpKind::SetMaxNRegInc);
-    });
-    if specialized {
+    if func.body.any_op(func.entry, &mut |op| matches!(op.kind, OpKind::SetMaxNRegDec | OpKind::SetMaxNRegInc)) {
         return Ok(());
     }
     let num_warps = kernel_attrs(func)?.num_warps;
